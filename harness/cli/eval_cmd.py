@@ -1,0 +1,56 @@
+"""``harness eval``: run tasks on a model, print per-bucket tables and gaps, write results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from harness.errors import HarnessError
+
+
+def _batch_size(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        raise typer.BadParameter("expected a positive integer or 'auto'") from None
+    if n < 1:
+        raise typer.BadParameter("expected a positive integer or 'auto'")
+    return n
+
+
+def eval_command(
+    model: Annotated[str, typer.Option(help="Model, e.g. hf:smollm2-135m, hf:./dir, hf:org/name.")],
+    tasks: Annotated[list[str], typer.Option(help="Tasks or suites (repeatable, comma-separated).")],
+    limit_per_bucket: Annotated[Optional[int], typer.Option(min=1, help="At most this many items per bucket.")] = None,  # noqa: UP007
+    seed: Annotated[int, typer.Option(help="Run seed (items, few-shot draws, bootstrap).")] = 0,
+    output_dir: Annotated[Path, typer.Option(help="Where results.json and samples/ go.")] = Path("runs/latest"),
+    model_args: Annotated[str, typer.Option(help="Backend args: key=value,key=value.")] = "",
+    batch_size: Annotated[str, typer.Option(help="Batch size: a number or 'auto'.")] = "auto",
+    apply_chat_template: Annotated[bool, typer.Option(help="Format prompts with the model's chat template.")] = False,
+    templates: Annotated[Optional[str], typer.Option(help="Template ids (comma-separated) or 'all'.")] = None,  # noqa: UP007
+    num_fewshot: Annotated[Optional[int], typer.Option(min=0, help="Override each task's few-shot k.")] = None,  # noqa: UP007
+    include_path: Annotated[Optional[list[Path]], typer.Option(help="Extra task folder (repeatable).")] = None,  # noqa: UP007
+) -> None:
+    """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
+    from harness.cli.report import print_results
+    from harness.config import RunConfig
+    from harness.evaluate import evaluate
+    from harness.models.registry import parse_model_args
+
+    bs = _batch_size(batch_size)
+    cfg = RunConfig(
+        model=model, model_args=parse_model_args(model_args), tasks=tasks, seed=seed,
+        limit_per_bucket=limit_per_bucket,
+        templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
+        num_fewshot=num_fewshot, apply_chat_template=apply_chat_template,
+        batch_size=bs, output_dir=output_dir, include_paths=include_path or [],  # type: ignore[arg-type]
+    )
+    if output_dir.exists() and not output_dir.is_dir():
+        raise HarnessError(f"--output-dir: {output_dir} exists and is not a folder")
+    results = evaluate(cfg, on_progress=lambda msg: typer.echo(msg, err=True))
+    print_results(results)
+    typer.echo(f"wrote {output_dir / 'results.json'} and {output_dir / 'samples'}/")

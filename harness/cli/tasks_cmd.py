@@ -1,0 +1,118 @@
+"""``harness tasks list|show|sample|validate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from harness.errors import HarnessError
+from harness.tasks.buckets import build_buckets
+
+app = typer.Typer(no_args_is_help=True, help="List, inspect, preview and validate tasks.")
+IncludeOpt = Annotated[Optional[list[Path]], typer.Option("--include-path", help="Extra task folder (repeatable).")]  # noqa: UP007
+
+
+def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
+    from harness.tasks.registry import TaskIndex
+
+    return TaskIndex.build(include or [])
+
+
+@app.command("list")
+def list_tasks(include_path: IncludeOpt = None) -> None:
+    """List every task with its suites, difficulty variable and ID/OOD buckets."""
+    index = _index(include_path)
+    table = Table(title=f"{len(index.refs)} tasks")
+    table.add_column("task", no_wrap=True)
+    for col in ("suites", "difficulty", "ID buckets", "OOD buckets", "output", "templates"):
+        table.add_column(col)
+    for ref in sorted(index.refs.values(), key=lambda r: r.address):
+        spec = index.spec(ref)
+        bs = build_buckets(spec.buckets, spec.roles)
+        ids = [b.label for b in bs if b.role == "ID"]
+        oods = [b.label for b in bs if b.role == "OOD"]
+        suites = sorted({ref.folder, *spec.suites} - {""})
+        table.add_row(ref.address, ",".join(suites), spec.difficulty_name, _span(ids), _span(oods),
+                      spec.output.type, str(len(spec.templates)))
+    Console().print(table)
+
+
+def _span(labels: list[str]) -> str:
+    if not labels:
+        return "-"
+    return labels[0] if len(labels) == 1 else f"{labels[0]} … {labels[-1]} ({len(labels)})"
+
+
+@app.command("show")
+def show(task: str, include_path: IncludeOpt = None) -> None:
+    """Show a task's resolved spec and its buckets with roles."""
+    index = _index(include_path)
+    ref = index.resolve([task])[0]
+    spec = index.spec(ref)
+    console = Console()
+    console.print(f"[bold]{ref.address}[/bold]  ({ref.path})")
+    console.print(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False),
+                                 sort_keys=False, allow_unicode=True), markup=False)
+    table = Table(title=f"buckets over {spec.difficulty_name}")
+    for col in ("bucket", "from", "to", "role"):
+        table.add_column(col)
+    for b in build_buckets(spec.buckets, spec.roles):
+        table.add_row(b.label, f"{b.lo:g}", f"{b.top:g}", b.role)
+    console.print(table)
+
+
+@app.command("sample")
+def sample(
+    task: str,
+    n: Annotated[int, typer.Option("-n", min=1, help="How many items.")] = 3,
+    bucket: Annotated[Optional[str], typer.Option(help="Only this bucket label.")] = None,  # noqa: UP007
+    template: Annotated[Optional[str], typer.Option(help="Template id (default: first).")] = None,  # noqa: UP007
+    seed: Annotated[int, typer.Option(help="Run seed.")] = 0,
+    num_fewshot: Annotated[Optional[int], typer.Option(min=0, help="Override few-shot k.")] = None,  # noqa: UP007
+    include_path: IncludeOpt = None,
+) -> None:
+    """Print rendered prompts and targets exactly as the model would see them."""
+    from harness.tasks.instances import build_instances, select_fewshot
+    from harness.tasks.prompts import build_prompt, target_text
+
+    index = _index(include_path)
+    ref = index.resolve([task])[0]
+    spec = index.spec(ref)
+    inst = build_instances(spec, ref.address, seed, ref.path.parent, None)
+    labels = [b.label for b in inst.buckets]
+    if bucket is not None and bucket not in labels:
+        raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} (buckets: {', '.join(labels)})")
+    tpls = {t.id: t for t in spec.templates}
+    if template is not None and template not in tpls:
+        raise HarnessError(f"--template: {ref.address} has no template {template!r} (templates: {', '.join(tpls)})")
+    tpl = tpls[template] if template else spec.templates[0]
+    k = spec.fewshot.k if num_fewshot is None else num_fewshot
+    items = [it for it in inst.items if bucket is None or it.bucket.label == bucket][:n]
+    for it in items:
+        shots = select_fewshot(it, inst.pool, k, seed, ref.address)
+        typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
+                   f"{spec.difficulty_name}={it.difficulty:g}")
+        typer.echo(build_prompt(spec, tpl, it, shots))
+        typer.echo(f">>> target: {target_text(spec, tpl, it)}")
+
+
+@app.command("validate")
+def validate(files: list[Path]) -> None:
+    """Validate task files; prints one line per file, exits 1 if any is invalid."""
+    from harness.tasks.loader import load_spec
+
+    bad = 0
+    for f in files:
+        try:
+            spec = load_spec(f)
+            typer.echo(f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))")
+        except HarnessError as e:
+            bad += 1
+            typer.echo(f"error: {e}", err=True)
+    if bad:
+        raise typer.Exit(1)

@@ -1,0 +1,26 @@
+"""Everything a run can vary, in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RunConfig(BaseModel):
+    """Options of one ``harness eval`` run (recorded in results.json)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str  # model spec, e.g. "hf:smollm2-135m"
+    model_args: dict[str, str] = {}  # backend arguments (--model-args)
+    tasks: list[str]  # task / suite names as given
+    seed: int = 0  # run seed: items, few-shot draws and bootstrap streams derive from it
+    limit_per_bucket: int | None = Field(None, ge=1)  # cap on items per bucket
+    templates: list[str] | None = None  # template ids to run; None = each task's first; ["all"]
+    num_fewshot: int | None = Field(None, ge=0)  # overrides each task's fewshot.k
+    apply_chat_template: bool = False  # format prompts with the tokenizer's chat template
+    batch_size: int | Literal["auto"] = "auto"  # model batch size
+    output_dir: Path  # where results.json and samples/ go
+    include_paths: list[Path] = []  # extra task folders

@@ -1,0 +1,31 @@
+"""User-facing errors: each carries one line that names what to fix.
+
+The CLI prints ``str(error)`` and exits with status 2; no traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class HarnessError(Exception):
+    """An error caused by the user's input or environment, reported as one line."""
+
+
+class TaskSpecError(HarnessError):
+    """A task file is malformed or invalid (message: ``file: key.path: problem``)."""
+
+
+class UnknownNameError(HarnessError):
+    """A task, suite, generator, metric or model name that does not exist."""
+
+
+class ModelLoadError(HarnessError):
+    """A model could not be found or loaded (message names what was tried)."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str], n: int = 3) -> str:
+    """Return ``" (did you mean: a, b?)"`` for close matches of *name*, or ``""``."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=n, cutoff=0.6)
+    return f" (did you mean: {', '.join(close)}?)" if close else ""

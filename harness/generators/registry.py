@@ -1,0 +1,80 @@
+"""Registry of procedural generators: plain typed functions ``(rng, difficulty, **params) -> record``.
+
+A generator must be deterministic for a given ``random.Random`` state: use only ``rng`` (never the
+global ``random`` module, time, or hash order). Register one with ``@generator("name", ...)``;
+third-party packages expose theirs through the ``harness.generators`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from harness.errors import UnknownNameError, did_you_mean
+
+GeneratorFn = Callable[..., dict[str, Any]]
+
+_BUILTIN_MODULES = ("harness.generators.arithmetic", "harness.generators.sequences")
+
+
+@dataclass(frozen=True)
+class GeneratorInfo:
+    """A registered generator."""
+
+    name: str  # registry name used in task files (source.name)
+    fn: GeneratorFn  # (rng: random.Random, difficulty: int, **params) -> record dict
+    difficulty: str  # what the difficulty argument means, e.g. "digits per operand"
+    fields: tuple[str, ...]  # record fields the generator returns
+
+
+_REGISTRY: dict[str, GeneratorInfo] = {}
+
+
+def generator(
+    name: str, *, difficulty: str, fields: tuple[str, ...]
+) -> Callable[[GeneratorFn], GeneratorFn]:
+    """Register ``fn`` under ``name`` (decorator; runs once at import time)."""
+
+    def deco(fn: GeneratorFn) -> GeneratorFn:
+        if name in _REGISTRY and _REGISTRY[name].fn is not fn:
+            raise ValueError(f"generator {name!r} is registered twice")
+        _REGISTRY[name] = GeneratorInfo(name, fn, difficulty, fields)
+        return fn
+
+    return deco
+
+
+def _load_builtins() -> None:
+    for mod in _BUILTIN_MODULES:
+        importlib.import_module(mod)
+
+
+def get_generator(name: str) -> GeneratorInfo:
+    """Look up a generator: built-ins first, then the ``harness.generators`` entry points."""
+    _load_builtins()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    for ep in entry_points(group="harness.generators"):
+        if ep.name == name:
+            ep.load()  # the module registers with @generator on import
+            if name in _REGISTRY:
+                return _REGISTRY[name]
+            fn = ep.load()
+            if callable(fn):
+                return GeneratorInfo(name, fn, "difficulty", ())
+    raise UnknownNameError(f"unknown generator {name!r}" + did_you_mean(name, _REGISTRY))
+
+
+def generator_names() -> list[str]:
+    """Names of the built-in generators."""
+    _load_builtins()
+    return sorted(_REGISTRY)
+
+
+def run_generator(info: GeneratorInfo, seed: int, difficulty: int, params: dict[str, Any]) -> dict[str, Any]:
+    """One record from ``info`` with its own ``random.Random(seed)`` stream."""
+    return info.fn(random.Random(seed), difficulty, **params)

@@ -1,0 +1,76 @@
+"""The model contract: three methods over batches of typed requests, plus the model's identity."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.requests import (
+    GenerateRequest,
+    GenerateResponse,
+    LoglikelihoodRequest,
+    LoglikelihoodResponse,
+    RollingRequest,
+)
+
+
+class ModelIdentity(BaseModel):
+    """Everything that pins down which model produced a response (goes into results.json)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    backend: str  # registry prefix, e.g. "hf"
+    name: str  # what the user asked for, e.g. "smollm2-135m" or a hub id
+    path: str | None = None  # resolved local path or hub id that was loaded
+    revision: str | None = None  # hub commit / revision, where known
+    weights_sha256: str | None = None  # hash of the weight file(s), where computed
+    dtype: str | None = None  # parameter dtype, e.g. "float32"
+    device: str | None = None  # where the model runs, e.g. "cpu", "cuda:0"
+    args: dict[str, Any] = {}  # backend arguments as given (--model-args)
+
+
+class ChatTurn(BaseModel):
+    """One message of a chat-formatted prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: str  # "system", "user" or "assistant"
+    content: str  # message text
+
+
+class LM(ABC):
+    """A language model backend.
+
+    Each method takes a list of requests and returns one response per request, in the same
+    order. Backends batch internally (see ``harness.requests.Collator``).
+    """
+
+    @property
+    @abstractmethod
+    def identity(self) -> ModelIdentity:
+        """Identity of the loaded model."""
+
+    @abstractmethod
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
+        """Continue each prompt; output trimmed at the first stop sequence."""
+
+    @abstractmethod
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResponse]:
+        """Score each continuation given its context."""
+
+    @abstractmethod
+    def loglikelihood_rolling(self, requests: Sequence[RollingRequest]) -> list[float]:
+        """Total log-probability of each text."""
+
+    def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
+        """Render chat turns as the prompt string the model expects (ending with the
+        assistant's turn opened). Backends without a chat template raise ``HarnessError``."""
+        from harness.errors import HarnessError
+
+        raise HarnessError(f"--apply-chat-template: backend {self.identity.backend!r} has no chat template")
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (engines, server connections)."""

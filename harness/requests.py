@@ -1,0 +1,100 @@
+"""Typed model requests and the collator that sorts and groups them for batching.
+
+Three request kinds, one per method of the model contract (``harness.models.base.LM``):
+``GenerateRequest`` → ``LM.generate``, ``LoglikelihoodRequest`` → ``LM.loglikelihood``,
+``RollingRequest`` → ``LM.loglikelihood_rolling``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Greedy (or sampled) continuation of a prompt."""
+
+    prompt: str  # the exact text the model is conditioned on
+    max_tokens: int = 32  # the most new tokens to produce
+    stop: tuple[str, ...] = ()  # the output is cut before the first of these strings
+    temperature: float = 0.0  # 0 means greedy decoding
+
+
+@dataclass(frozen=True)
+class LoglikelihoodRequest:
+    """Log-probability of ``continuation`` given ``context``; only continuation tokens count."""
+
+    context: str  # conditioning text (may be empty)
+    continuation: str  # text whose tokens are scored
+
+
+@dataclass(frozen=True)
+class RollingRequest:
+    """Log-probability of a whole text, scored in windows of the model's maximum length."""
+
+    text: str  # the text to score
+
+
+@dataclass(frozen=True)
+class GenerateResponse:
+    """What ``LM.generate`` returns for one request."""
+
+    text: str  # generated text, trimmed at the first stop sequence
+    n_tokens: int  # number of generated tokens before trimming
+
+
+@dataclass(frozen=True)
+class LoglikelihoodResponse:
+    """What ``LM.loglikelihood`` returns for one request."""
+
+    logprob: float  # sum of log-probabilities of the continuation tokens
+    is_greedy: bool  # every continuation token is the argmax at its position
+    n_tokens: int  # number of continuation tokens scored
+
+
+Req = TypeVar("Req")
+
+
+@dataclass(frozen=True)
+class Batch(Generic[Req]):
+    """A group of requests to run together, with their positions in the original list."""
+
+    indices: tuple[int, ...]  # positions of ``requests`` in the caller's list
+    requests: tuple[Req, ...]  # the requests themselves, in batch order
+
+
+@dataclass
+class Collator(Generic[Req]):
+    """Sorts requests longest-first and cuts them into batches; restores the original order.
+
+    Longest-first puts the memory peak in the first batch (an OOM shows at once) and keeps
+    padding small. ``length`` measures a request (usually in tokens).
+    """
+
+    requests: Sequence[Req]  # requests in the caller's order
+    length: Callable[[Req], int]  # size of one request, used for sorting
+    group_key: Callable[[Req], object] | None = None  # requests with equal keys stay together
+    _order: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        lengths = [self.length(r) for r in self.requests]
+        self._order = sorted(range(len(self.requests)), key=lambda i: (-lengths[i], i))
+
+    def batches(self, batch_size: int) -> Iterator[Batch[Req]]:
+        """Yield batches of at most ``batch_size`` requests in sorted order."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        for start in range(0, len(self._order), batch_size):
+            idx = tuple(self._order[start : start + batch_size])
+            yield Batch(indices=idx, requests=tuple(self.requests[i] for i in idx))
+
+    @staticmethod
+    def restore(n: int, parts: Sequence[tuple[Sequence[int], Sequence[object]]]) -> list[object]:
+        """Put per-batch results back into the caller's order."""
+        out: list[object] = [None] * n
+        for indices, results in parts:
+            for i, r in zip(indices, results, strict=True):
+                out[i] = r
+        return out

@@ -1,0 +1,146 @@
+"""results.json and samples/<task>.jsonl: schema, provenance and (streamed) writers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.config import RunConfig
+from harness.models.base import ModelIdentity
+from harness.scoring.records import SampleRecord
+from harness.scoring.report import TemplateReport
+from harness.tasks.spec import TaskSpec
+
+SCHEMA_VERSION = 1
+_LIBRARIES = ("genharness", "pydantic", "jinja2", "numpy", "torch", "transformers", "tokenizers",
+              "gguf", "accelerate", "datasets", "vllm")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class HarnessInfo(_Model):
+    """Which harness produced the file."""
+
+    version: str  # genharness version
+    git_commit: str | None  # commit of the checkout the harness ran from, if any
+    git_dirty: bool | None  # uncommitted changes in that checkout
+
+
+class Environment(_Model):
+    """Where the run happened."""
+
+    python: str  # Python version
+    platform: str  # OS and architecture
+    libraries: dict[str, str | None]  # installed versions of relevant libraries
+
+
+class TaskResult(_Model):
+    """Results of one task."""
+
+    task: str  # task address, e.g. "lengthgen/addition"
+    origin: str  # where the task came from ("builtin", "include:…", plugin)
+    spec: dict[str, Any]  # the resolved task spec (after includes)
+    spec_sha256: str  # hash of the resolved spec
+    difficulty_name: str  # human name of the difficulty variable
+    n_items: int  # evaluated items (before templates)
+    dropped_records: int  # source records outside every bucket
+    samples_file: str  # per-sample file, relative to the output directory
+    templates: list[TemplateReport]  # per-template bucket table, role aggregates and gaps
+
+
+class Results(_Model):
+    """The whole results.json."""
+
+    schema_version: int  # bumped on incompatible changes
+    harness: HarnessInfo  # harness version and commit
+    run: RunConfig  # the run's options
+    model: ModelIdentity  # model identity
+    environment: Environment  # Python, platform, library versions
+    tasks: list[TaskResult]  # one entry per task, in run order
+    timings: dict[str, float]  # seconds per phase (the only part that changes between reruns)
+
+
+def spec_hash(spec: TaskSpec) -> str:
+    """sha256 of the canonical JSON of a resolved spec."""
+    canon = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+def harness_info() -> HarnessInfo:
+    """Version, and the git commit when running from a checkout."""
+    from harness import __version__
+
+    root = Path(__file__).resolve().parent.parent
+    commit: str | None = None
+    dirty: bool | None = None
+    if (root / ".git").exists():
+        try:
+            commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
+                                    capture_output=True, text=True, check=True).stdout.strip()
+            status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--",
+                                     "harness", "tasks"], capture_output=True, text=True).stdout
+            dirty = bool(status.strip())
+        except (OSError, subprocess.CalledProcessError):
+            commit = None
+    return HarnessInfo(version=__version__, git_commit=commit or None, git_dirty=dirty)
+
+
+def environment() -> Environment:
+    """Python, platform and library versions."""
+    libs: dict[str, str | None] = {}
+    for name in _LIBRARIES:
+        try:
+            libs[name] = version(name)
+        except PackageNotFoundError:
+            libs[name] = None
+    return Environment(python=platform.python_version(),
+                       platform=f"{platform.system()}-{platform.machine()}", libraries=libs)
+
+
+def samples_path(output_dir: Path, task: str) -> Path:
+    """``samples/<task>.jsonl`` (a task address "suite/name" becomes a subfolder)."""
+    return output_dir / "samples" / f"{task}.jsonl"
+
+
+class SampleWriter:
+    """Appends sample records to a JSONL file as they are scored (flushed per record)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._f: IO[str] = path.open("w", encoding="utf-8")
+
+    def write(self, rec: SampleRecord) -> None:
+        """Write one record as one line."""
+        self._f.write(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        self._f.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._f.close()
+
+
+def read_samples(path: Path) -> list[SampleRecord]:
+    """Load a samples file back into records."""
+    with path.open(encoding="utf-8") as f:
+        return [SampleRecord.model_validate_json(line) for line in f if line.strip()]
+
+
+def write_results(results: Results, output_dir: Path) -> Path:
+    """Write results.json atomically (temp file, then rename)."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    path = output_dir / "results.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n",
+                   encoding="utf-8")
+    tmp.replace(path)
+    return path

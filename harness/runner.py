@@ -1,0 +1,116 @@
+"""Runs tasks: instances → prompts → requests → model → scores → reports.
+
+All requests of a task go to the model in one call, so the backend can sort and batch them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.config import RunConfig
+from harness.errors import HarnessError, did_you_mean
+from harness.models.base import LM
+from harness.requests import GenerateRequest, LoglikelihoodRequest
+from harness.results import SampleWriter, TaskResult, samples_path, spec_hash
+from harness.scoring.records import SampleRecord
+from harness.scoring.report import task_reports
+from harness.scoring.score import Prepared, score_choices, score_generation
+from harness.tasks.instances import InstanceSet, build_instances, select_fewshot
+from harness.tasks.prompts import build_prompt, build_turns, choices_of, gold_index, target_text
+from harness.tasks.registry import TaskRef
+from harness.tasks.spec import GenerateOutput, MultipleChoiceOutput, TaskSpec, TemplateSpec
+
+
+def pick_templates(spec: TaskSpec, wanted: list[str] | None, task: str) -> list[TemplateSpec]:
+    """The templates a run uses: the task's first by default, ``all``, or the named ones."""
+    if not wanted:
+        return [spec.templates[0]]
+    if wanted == ["all"]:
+        return list(spec.templates)
+    by_id = {t.id: t for t in spec.templates}
+    missing = [w for w in wanted if w not in by_id]
+    if len(missing) == len(wanted):
+        raise HarnessError(
+            f"--templates: task {task} has no template {missing[0]!r}"
+            + did_you_mean(missing[0], by_id) + f" (templates: {', '.join(by_id)})"
+        )
+    return [by_id[w] for w in wanted if w in by_id]
+
+
+def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig, model: LM) -> list[Prepared]:
+    """Every (template, item) pair with its exact prompt and target."""
+    k = spec.fewshot.k if cfg.num_fewshot is None else cfg.num_fewshot
+    out: list[Prepared] = []
+    for tpl in pick_templates(spec, cfg.templates, task):
+        for item in inst.items:
+            shots = select_fewshot(item, inst.pool, k, cfg.seed, task)
+            if cfg.apply_chat_template:
+                prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
+            else:
+                prompt = build_prompt(spec, tpl, item, shots)
+            choices = choices_of(spec, item)
+            out.append(Prepared(
+                task=task, item=item, template=tpl.id, fewshot_ids=[s.id for s in shots],
+                prompt=prompt, target=target_text(spec, tpl, item), choices=choices,
+                gold=gold_index(spec, item, choices) if choices is not None else None,
+            ))
+    return out
+
+
+def score_all(spec: TaskSpec, prepared: list[Prepared], model: LM) -> list[SampleRecord]:
+    """Send every request of the task to the model in one call and score the responses."""
+    out = spec.output
+    if isinstance(out, GenerateOutput):
+        reqs = [GenerateRequest(p.prompt, out.max_tokens, tuple(out.stop)) for p in prepared]
+        resps = model.generate(reqs)
+        return [score_generation(spec, p, r.text) for p, r in zip(prepared, resps, strict=True)]
+    assert isinstance(out, MultipleChoiceOutput)
+    conts = [[out.choice_prefix + c for c in (p.choices or [])] for p in prepared]
+    ll_reqs = [LoglikelihoodRequest(p.prompt, c) for p, cs in zip(prepared, conts) for c in cs]
+    ll = model.loglikelihood(ll_reqs)
+    records, pos = [], 0
+    for p, cs in zip(prepared, conts, strict=True):
+        lps = [r.logprob for r in ll[pos : pos + len(cs)]]
+        pos += len(cs)
+        records.append(score_choices(spec, p, cs, lps))
+    return records
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """A finished task: its results entry and phase timings."""
+
+    result: TaskResult  # goes into results.json
+    timings: dict[str, float]  # seconds: prepare, model, write
+
+
+def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
+             on_progress: Callable[[str], None] | None = None) -> TaskOutcome:
+    """Evaluate one task; writes its samples file and returns its aggregates."""
+    t0 = time.perf_counter()
+    inst = build_instances(spec, ref.address, cfg.seed, ref.path.parent, cfg.limit_per_bucket)
+    prepared = prepare(spec, ref.address, inst, cfg, model)
+    t1 = time.perf_counter()
+    if on_progress:
+        on_progress(f"{ref.address}: {len(prepared)} prompts")
+    records = score_all(spec, prepared, model)
+    t2 = time.perf_counter()
+    path = samples_path(cfg.output_dir, ref.address)
+    writer = SampleWriter(path)
+    try:
+        for rec in records:
+            writer.write(rec)
+    finally:
+        writer.close()
+    reports = task_reports(records, inst.buckets, spec.gaps, cfg.seed)
+    result = TaskResult(
+        task=ref.address, origin=ref.origin, spec=spec.model_dump(mode="json"),
+        spec_sha256=spec_hash(spec), difficulty_name=spec.difficulty_name,
+        n_items=len(inst.items), dropped_records=inst.dropped,
+        samples_file=Path(path).relative_to(cfg.output_dir).as_posix(), templates=reports,
+    )
+    t3 = time.perf_counter()
+    return TaskOutcome(result, {"prepare_s": t1 - t0, "model_s": t2 - t1, "score_write_s": t3 - t2})

@@ -1,0 +1,131 @@
+"""Accuracy per difficulty bucket and per role (ID / OOD), with Wilson 95% intervals.
+
+Samples are matched to buckets by ``bucket_index``; a sample whose index, label or role does not
+agree with the bucket list is an error (the samples and the buckets come from different tasks or
+runs). Sums use ``math.fsum`` and reported floats pass through ``r10``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.scoring.records import SampleRecord
+from harness.scoring.stats import r10, wilson_interval
+from harness.tasks.buckets import Bucket, Role
+
+ROLES: tuple[Role, ...] = ("ID", "OOD")
+
+
+class BucketAggregate(BaseModel):
+    """Accuracy in one difficulty bucket."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    bucket: str  # bucket label, e.g. "7" or "6-10"
+    index: int  # bucket position on the difficulty axis
+    role: Role  # "ID" or "OOD"
+    lo: float  # smallest difficulty value in the bucket (inclusive)
+    hi: float  # per-value buckets: the value; range buckets: the upper edge (exclusive)
+    n: int  # number of scored samples in the bucket
+    correct: float  # sum of sample scores
+    accuracy: float | None  # correct / n; None for an empty bucket
+    ci_low: float | None  # Wilson 95% lower bound; None for an empty bucket
+    ci_high: float | None  # Wilson 95% upper bound; None for an empty bucket
+
+
+class RoleAggregate(BaseModel):
+    """Accuracy pooled over the items of every bucket with one role."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role  # "ID" or "OOD"
+    n: int  # number of scored samples with this role
+    correct: float  # sum of sample scores
+    accuracy: float | None  # correct / n; None when there are no samples
+    ci_low: float | None  # Wilson 95% lower bound; None when there are no samples
+    ci_high: float | None  # Wilson 95% upper bound; None when there are no samples
+
+
+_Summary = tuple[int, float, float | None, float | None, float | None]
+
+
+def _summary(scores: Sequence[float]) -> _Summary:
+    """(n, correct, accuracy, ci_low, ci_high), rounded for reporting."""
+    n = len(scores)
+    correct = math.fsum(scores)
+    if n == 0:
+        return (0, 0.0, None, None, None)
+    lo, hi = wilson_interval(correct, n)
+    return (n, r10(correct), r10(correct / n), r10(lo), r10(hi))
+
+
+def scores_by_bucket(
+    samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
+) -> list[list[float]]:
+    """Sample scores grouped per bucket (in bucket order), checking samples against buckets.
+
+    Within a bucket, scores are ordered by item id, so anything computed from them (the seeded
+    bootstrap included) does not depend on the order the samples were written in.
+    """
+    by_index = {b.index: pos for pos, b in enumerate(buckets)}
+    keyed: list[list[tuple[str, float]]] = [[] for _ in buckets]
+    for s in samples:
+        pos = by_index.get(s.bucket_index)
+        if pos is None:
+            raise ValueError(
+                f"sample {s.id!r}: bucket_index {s.bucket_index} is not one of the task's buckets"
+            )
+        b = buckets[pos]
+        if s.bucket != b.label or s.role != b.role:
+            raise ValueError(
+                f"sample {s.id!r}: bucket {s.bucket!r} ({s.role}) at index {s.bucket_index} does "
+                f"not match the task's bucket {b.label!r} ({b.role})"
+            )
+        keyed[pos].append((s.id, s.score))
+    return [[score for _, score in sorted(rows)] for rows in keyed]
+
+
+def aggregate_buckets(
+    samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
+) -> list[BucketAggregate]:
+    """One row per bucket, in bucket order, empty buckets included (n=0, accuracy None)."""
+    rows: list[BucketAggregate] = []
+    for b, scores in zip(buckets, scores_by_bucket(samples, buckets), strict=True):
+        n, correct, acc, lo, hi = _summary(scores)
+        rows.append(
+            BucketAggregate(
+                bucket=b.label, index=b.index, role=b.role, lo=b.lo, hi=b.hi,
+                n=n, correct=correct, accuracy=acc, ci_low=lo, ci_high=hi,
+            )
+        )
+    return rows
+
+
+def scores_by_role(
+    samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
+) -> dict[Role, list[float]]:
+    """Sample scores pooled per role ("ID", "OOD"), in bucket order then item-id order."""
+    pooled: dict[Role, list[float]] = {r: [] for r in ROLES}
+    for b, scores in zip(buckets, scores_by_bucket(samples, buckets), strict=True):
+        pooled[b.role].extend(scores)
+    return pooled
+
+
+def aggregate_roles(
+    samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
+) -> list[RoleAggregate]:
+    """ID then OOD, pooled over items; a role no bucket has is left out."""
+    present = {b.role for b in buckets}
+    pooled = scores_by_role(samples, buckets)
+    rows: list[RoleAggregate] = []
+    for role in ROLES:
+        if role not in present:
+            continue
+        n, correct, acc, lo, hi = _summary(pooled[role])
+        rows.append(
+            RoleAggregate(role=role, n=n, correct=correct, accuracy=acc, ci_low=lo, ci_high=hi)
+        )
+    return rows

@@ -1,0 +1,77 @@
+"""Take the answer out of a model's raw output, as a task's ``scoring.extract`` says.
+
+Kinds:
+
+- ``strip``: the whole output without surrounding whitespace.
+- ``first_line``: the first non-empty line, stripped.
+- ``regex``: the first match of ``pattern`` (``re.search``); its first capturing group when the
+  pattern has one, else the whole match; no match (or a group that did not take part) gives "".
+- ``last_number``: the last integer or decimal in the text, with an optional sign, thousands
+  commas removed (``"The answer is 1,234."`` gives ``"1234"``); no number gives "".
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from harness.errors import TaskSpecError
+from harness.tasks.spec import ExtractSpec
+
+# A sign counts only when it does not follow a word character or a dot, so the "-" in "10-3"
+# or "x-1" is a hyphen/operator and not a minus sign. "\u2212" is the Unicode minus sign.
+_NUMBER = re.compile(
+    r"(?:(?<![\w.])[-+\u2212])?"  # optional sign
+    r"(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"  # 1,234.5 | 1234 | .5
+)
+
+
+@lru_cache(maxsize=256)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Compile a ``kind: regex`` pattern once; a bad pattern is a task-spec error."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise TaskSpecError(f"scoring.extract.pattern: invalid regex {pattern!r}: {exc}") from exc
+
+
+def _regex(text: str, pattern: str | None) -> str:
+    if pattern is None:
+        raise TaskSpecError("scoring.extract.pattern: required when kind is 'regex'")
+    rx = compile_pattern(pattern)
+    m = rx.search(text)
+    if m is None:
+        return ""
+    if rx.groups:
+        group = m.group(1)
+        return group if group is not None else ""
+    return m.group(0)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped:
+            return stripped
+    return ""
+
+
+def _last_number(text: str) -> str:
+    found = _NUMBER.findall(text)
+    if not found:
+        return ""
+    num: str = found[-1].replace(",", "").replace("\u2212", "-")
+    return num[1:] if num.startswith("+") else num
+
+
+def extract(text: str, spec: ExtractSpec) -> str:
+    """The answer in ``text`` according to ``spec`` ("" when there is none)."""
+    if spec.kind == "strip":
+        return text.strip()
+    if spec.kind == "first_line":
+        return _first_line(text)
+    if spec.kind == "regex":
+        return _regex(text, spec.pattern)
+    if spec.kind == "last_number":
+        return _last_number(text)
+    raise TaskSpecError(f"scoring.extract.kind: unknown kind {spec.kind!r}")  # pragma: no cover

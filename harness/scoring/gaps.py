@@ -1,0 +1,139 @@
+"""Generalization gaps between in-distribution (ID) and out-of-distribution (OOD) buckets.
+
+- ``id_ood``: ``acc(ID) − acc(OOD)`` with a percentile-bootstrap CI (items resampled within role).
+- ``retention``: ``acc(OOD) / acc(ID)`` with a bootstrap CI from the same resamples.
+- ``horizon``: walking the buckets in order from the first, the last bucket whose accuracy stays at
+  or above ``horizon_threshold × acc(ID)`` with every bucket before it doing the same; an empty
+  bucket ends the walk. ``factor`` is that bucket's ``top`` over the largest ID ``top``
+  (the extrapolation factor of the reference doc).
+
+Accuracies are pooled over items. Both bootstrap CIs use the same seed, so they describe the same
+resampled data sets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.scoring.aggregates import scores_by_bucket
+from harness.scoring.records import SampleRecord
+from harness.scoring.stats import bootstrap_diff_ci, bootstrap_ratio_ci, r10
+from harness.tasks.buckets import Bucket
+from harness.tasks.spec import GapsSpec
+
+LEVEL = 0.95  # confidence level of every gap CI
+BOOTSTRAP_METHOD = "bootstrap-percentile, items resampled within role"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class IdOodGap(_Model):
+    """Absolute gap ``acc(ID) − acc(OOD)``."""
+
+    value: float  # acc(ID) − acc(OOD), accuracies pooled over items
+    ci_low: float  # lower bound of the bootstrap CI
+    ci_high: float  # upper bound of the bootstrap CI
+    n_id: int  # ID samples
+    n_ood: int  # OOD samples
+    level: float = LEVEL  # confidence level of the CI
+    resamples: int  # bootstrap resamples
+    method: str = BOOTSTRAP_METHOD  # how the CI was computed
+
+
+class Retention(_Model):
+    """Retention ``acc(OOD) / acc(ID)`` (1.0: no loss out of distribution)."""
+
+    value: float | None  # acc(OOD) / acc(ID); None when acc(ID) is 0
+    ci_low: float | None  # bootstrap CI lower bound; None when not estimable
+    ci_high: float | None  # bootstrap CI upper bound; None when not estimable
+    n_id: int  # ID samples
+    n_ood: int  # OOD samples
+
+
+class Horizon(_Model):
+    """How far along the difficulty axis accuracy stays near its ID level."""
+
+    threshold: float  # absolute accuracy to keep: horizon_threshold × acc(ID)
+    value: float | None  # `top` of the last bucket of the passing run; None if the first fails
+    factor: float | None  # value / max_id_difficulty; None when value is None
+    max_id_difficulty: float  # largest difficulty (`top`) of any ID bucket
+    last_bucket: str | None  # label of the last bucket of the passing run
+
+
+class GapReport(_Model):
+    """The gaps a task asked for (``gaps.report``); one not asked for or not computable is None."""
+
+    id_ood: IdOodGap | None = None  # absolute ID − OOD gap
+    retention: Retention | None = None  # OOD / ID accuracy ratio
+    horizon: Horizon | None = None  # extrapolation horizon
+
+
+def _mean(x: Sequence[float]) -> float:
+    return math.fsum(x) / len(x)
+
+
+def _opt(x: float) -> float | None:
+    return None if math.isnan(x) else r10(x)
+
+
+def horizon(
+    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket], id_accuracy: float,
+    fraction: float,
+) -> Horizon:
+    """The horizon over ``buckets`` given each bucket's scores and the pooled ID accuracy.
+
+    With an ID accuracy of 0 every bucket trivially "keeps" it, so no horizon is given (None).
+    """
+    threshold = r10(fraction * id_accuracy)
+    max_id = max(b.top for b in buckets if b.role == "ID")
+    last: Bucket | None = None
+    if id_accuracy > 0:
+        for b, scores in zip(buckets, per_bucket, strict=True):
+            if not scores or r10(_mean(scores)) < threshold:
+                break
+            last = b
+    value = None if last is None else last.top
+    factor = None if value is None or max_id == 0 else r10(value / max_id)
+    return Horizon(
+        threshold=threshold, value=value, factor=factor, max_id_difficulty=max_id,
+        last_bucket=None if last is None else last.label,
+    )
+
+
+def compute_gaps(
+    samples: Sequence[SampleRecord], buckets: Sequence[Bucket], spec: GapsSpec, seed: int
+) -> GapReport:
+    """The gaps in ``spec.report``; ``seed`` seeds both bootstraps (derive it per task/template).
+
+    ``id_ood`` and ``retention`` need ID and OOD samples, ``horizon`` needs ID samples; a gap
+    without them is None.
+    """
+    per_bucket = scores_by_bucket(samples, buckets)
+    pairs = list(zip(buckets, per_bucket, strict=True))
+    ids = [x for b, scores in pairs if b.role == "ID" for x in scores]
+    oods = [x for b, scores in pairs if b.role == "OOD" for x in scores]
+    both = bool(ids) and bool(oods)
+    id_ood: IdOodGap | None = None
+    retention: Retention | None = None
+    hz: Horizon | None = None
+    if "id_ood" in spec.report and both:
+        lo, hi = bootstrap_diff_ci(ids, oods, seed=seed, resamples=spec.bootstrap, level=LEVEL)
+        id_ood = IdOodGap(
+            value=r10(_mean(ids) - _mean(oods)), ci_low=r10(lo), ci_high=r10(hi),
+            n_id=len(ids), n_ood=len(oods), resamples=spec.bootstrap,
+        )
+    if "retention" in spec.report and both:
+        acc_id = _mean(ids)
+        lo, hi = bootstrap_ratio_ci(ids, oods, seed=seed, resamples=spec.bootstrap, level=LEVEL)
+        retention = Retention(
+            value=None if acc_id == 0 else r10(_mean(oods) / acc_id),
+            ci_low=_opt(lo), ci_high=_opt(hi), n_id=len(ids), n_ood=len(oods),
+        )
+    if "horizon" in spec.report and ids:
+        hz = horizon(per_bucket, buckets, _mean(ids), spec.horizon_threshold)
+    return GapReport(id_ood=id_ood, retention=retention, horizon=hz)

@@ -1,0 +1,137 @@
+"""Per-sample metrics: ``(extracted, target) -> score`` (1.0 correct, 0.0 wrong, or between).
+
+Register one with ``@metric("name")``. Other packages can add metrics without importing the
+harness first: an entry point named after the metric in group ``harness.metrics``, pointing at
+the function, is loaded the first time ``get_metric`` is asked for that name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from fractions import Fraction
+from importlib.metadata import EntryPoint, entry_points
+
+from harness.errors import HarnessError, UnknownNameError, did_you_mean
+
+MetricFn = Callable[[str, str], float]
+
+ENTRY_POINT_GROUP = "harness.metrics"
+
+_REGISTRY: dict[str, MetricFn] = {}
+
+
+def metric(name: str) -> Callable[[MetricFn], MetricFn]:
+    """Decorator registering a metric under ``name`` (a name may not be taken twice)."""
+
+    def register(fn: MetricFn) -> MetricFn:
+        existing = _REGISTRY.get(name)
+        if existing is not None and existing is not fn:
+            raise ValueError(f"metric {name!r} is already registered")
+        _REGISTRY[name] = fn
+        return fn
+
+    return register
+
+
+def _entry_points() -> list[EntryPoint]:
+    return list(entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _load_entry_point(name: str) -> MetricFn | None:
+    for ep in _entry_points():
+        if ep.name != name:
+            continue
+        try:
+            obj = ep.load()
+        except Exception as exc:  # any import-time failure of a plugin is the user's to fix
+            raise HarnessError(
+                f"metric {name!r}: entry point {ep.value!r} failed to load: {exc}"
+            ) from exc
+        if not callable(obj):
+            raise HarnessError(f"metric {name!r}: entry point {ep.value!r} is not callable")
+        fn: MetricFn = obj
+        _REGISTRY[name] = fn
+        return fn
+    return None
+
+
+def metric_names() -> list[str]:
+    """Every metric name that ``get_metric`` accepts: registered ones and entry points."""
+    return sorted(set(_REGISTRY) | {ep.name for ep in _entry_points()})
+
+
+def get_metric(name: str) -> MetricFn:
+    """The metric called ``name``; unknown names raise ``UnknownNameError`` with a hint."""
+    fn = _REGISTRY.get(name)
+    if fn is not None:
+        return fn
+    loaded = _load_entry_point(name)
+    if loaded is not None:
+        return loaded
+    names = metric_names()
+    raise UnknownNameError(
+        f"unknown metric {name!r}{did_you_mean(name, names)}; known metrics: {', '.join(names)}"
+    )
+
+
+# --- built-ins ---------------------------------------------------------------------------------
+
+_ARTICLES = frozenset({"a", "an", "the"})
+# Punctuation stripped from the ends of an answer. Signs, "$", "%" and "#" are kept: they change
+# what the answer means.
+_SURROUNDING = "\"'`\u201c\u201d\u2018\u2019()[]{}<>*_.,;:!?"
+_WS = re.compile(r"\s+")
+
+
+def normalize_answer(s: str) -> str:
+    """Lowercase, collapse whitespace, strip surrounding punctuation, drop articles.
+
+    Articles are dropped only when something else remains, so the answer "a" (a choice letter)
+    stays "a" and an empty output never matches it.
+    """
+    text = _WS.sub(" ", s.lower()).strip()
+    prev = None
+    while prev != text:  # quotes inside brackets inside a trailing period, etc.
+        prev = text
+        text = text.strip(_SURROUNDING).strip()
+    words = text.split(" ") if text else []
+    kept = [w for w in words if w not in _ARTICLES]
+    return " ".join(kept if kept else words)
+
+
+def parse_number(s: str) -> Fraction | None:
+    """An integer, decimal or fraction ("3/4") with commas removed; None when unparseable."""
+    text = s.strip().replace(",", "").replace("\u2212", "-").replace(" ", "")
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]
+    if not text:
+        return None
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+_REL_TOL = Fraction(1, 10**6)
+
+
+@metric("exact_match")
+def exact_match(extracted: str, target: str) -> float:
+    """1.0 when the answer equals the target after stripping whitespace."""
+    return 1.0 if extracted.strip() == target.strip() else 0.0
+
+
+@metric("normalized_match")
+def normalized_match(extracted: str, target: str) -> float:
+    """1.0 when both are equal after ``normalize_answer``."""
+    return 1.0 if normalize_answer(extracted) == normalize_answer(target) else 0.0
+
+
+@metric("numeric_match")
+def numeric_match(extracted: str, target: str) -> float:
+    """1.0 when both parse as numbers within a relative tolerance of 1e-6 (exact arithmetic)."""
+    a, b = parse_number(extracted), parse_number(target)
+    if a is None or b is None:
+        return 0.0
+    return 1.0 if abs(a - b) <= _REL_TOL * max(abs(a), abs(b)) else 0.0

@@ -1,0 +1,92 @@
+"""Ordered difficulty buckets and their roles (ID / OOD), built from a task's spec."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.tasks.spec import BucketsSpec, RolesSpec
+
+Role = Literal["ID", "OOD"]
+
+
+def format_value(x: float) -> str:
+    """Render a difficulty value: integers without a decimal point."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One bucket of the difficulty axis."""
+
+    index: int  # position in the ordered bucket list
+    label: str  # how users name it (`--bucket 7`, table rows): "7" or "6-10" style
+    lo: float  # smallest difficulty value in the bucket (inclusive)
+    hi: float  # per-value buckets: the value; edge buckets: the upper edge (exclusive)
+    closed: bool  # True when hi is inclusive (per-value buckets)
+    role: Role  # in-distribution or out-of-distribution
+
+    def contains(self, d: float) -> bool:
+        """Whether difficulty ``d`` falls in this bucket."""
+        return self.lo <= d <= self.hi if self.closed else self.lo <= d < self.hi
+
+    @property
+    def top(self) -> float:
+        """Largest difficulty this bucket can hold (used for horizons)."""
+        if self.closed:
+            return self.hi
+        whole = float(self.lo).is_integer() and float(self.hi).is_integer()
+        return self.hi - 1 if whole else self.hi
+
+    def values(self) -> list[int]:
+        """The integer difficulty values the bucket covers (for procedural generation)."""
+        if self.closed:
+            return [int(self.lo)] if float(self.lo).is_integer() else []
+        return list(range(math.ceil(self.lo), math.ceil(self.hi)))
+
+
+def build_buckets(buckets: BucketsSpec, roles: RolesSpec) -> list[Bucket]:
+    """Turn the spec into ordered buckets with roles; errors name the spec key (ValueError)."""
+    spans: list[tuple[str, float, float, bool]] = []
+    if buckets.values is not None:
+        spans = [(format_value(v), v, v, True) for v in buckets.values]
+    else:
+        assert buckets.edges is not None
+        e = buckets.edges
+        for a, b in zip(e, e[1:]):
+            whole = float(a).is_integer() and float(b).is_integer()
+            label = (
+                format_value(a) if whole and b - a == 1
+                else f"{format_value(a)}-{format_value(b - 1)}" if whole
+                else f"[{format_value(a)},{format_value(b)})"
+            )
+            spans.append((label, a, b, False))
+    labels = [s[0] for s in spans]
+    if roles.id is not None:
+        wanted = [format_value(x) if isinstance(x, (int, float)) else str(x) for x in roles.id]
+        unknown = [w for w in wanted if w not in labels]
+        if unknown:
+            raise ValueError(f"roles.id: unknown bucket label(s) {unknown}; buckets are {labels}")
+        id_set = set(wanted)
+    else:
+        assert roles.id_max is not None
+        id_set = {
+            lab for lab, lo, hi, closed in spans
+            if Bucket(0, lab, lo, hi, closed, "ID").top <= roles.id_max
+        }
+    out = [
+        Bucket(i, lab, lo, hi, closed, "ID" if lab in id_set else "OOD")
+        for i, (lab, lo, hi, closed) in enumerate(spans)
+    ]
+    if not any(b.role == "ID" for b in out):
+        raise ValueError("roles: no bucket is in-distribution")
+    return out
+
+
+def assign(buckets: list[Bucket], difficulty: float) -> Bucket | None:
+    """The bucket holding ``difficulty``, or None when it lies outside every bucket."""
+    for b in buckets:
+        if b.contains(difficulty):
+            return b
+    return None

@@ -1,0 +1,144 @@
+"""Spec + seed → items (id, record, difficulty, bucket), and few-shot exemplar selection.
+
+Items of a generator source are made per bucket; item ``i`` of a bucket depends only on
+(run seed, task seed, task, bucket, i), so ``--limit-per-bucket 20`` gives the first 20 of the
+items a larger limit gives. File and dataset sources keep, per bucket, the items with the smallest
+seeded hash of their id (again a prefix property). Few-shot pools hold ID items only.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.generators.registry import get_generator, run_generator
+from harness.seeding import derive_seed
+from harness.tasks.buckets import Bucket, assign, build_buckets
+from harness.tasks.spec import GeneratorSource, TaskSpec
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One evaluation item."""
+
+    id: str  # stable item id
+    record: Mapping[str, Any]  # the item's fields (template variables)
+    difficulty: float  # difficulty value
+    bucket: Bucket  # bucket (with role) the item falls in
+
+
+@dataclass(frozen=True)
+class InstanceSet:
+    """The items of one task for one run, and the few-shot pool."""
+
+    buckets: list[Bucket]  # ordered buckets with roles
+    items: list[Instance]  # evaluation items, bucket by bucket
+    pool: list[Instance]  # exemplar candidates (ID buckets only)
+    dropped: int  # source records outside every bucket
+
+
+def _difficulty(rec: Mapping[str, Any], field: str, where: str) -> float:
+    if field not in rec:
+        raise HarnessError(f"{where}: record has no difficulty field {field!r} (fields.difficulty)")
+    try:
+        return float(rec[field])
+    except (TypeError, ValueError):
+        raise HarnessError(f"{where}: difficulty field {field!r} is not a number: {rec[field]!r}") from None
+
+
+def _generate(
+    spec: TaskSpec, task: str, src: GeneratorSource, buckets: Sequence[Bucket], seed: int,
+    per_bucket: int, stream: str,
+) -> list[Instance]:
+    gen = get_generator(src.name)
+    out: list[Instance] = []
+    for b in buckets:
+        values = b.values()
+        if not values:
+            raise HarnessError(f"{task}: bucket {b.label} holds no integer difficulty value")
+        for i in range(per_bucket):
+            value = values[i % len(values)]
+            s = derive_seed(seed, src.seed, task, stream, b.label, i)
+            try:
+                rec = run_generator(gen, s, value, src.params)
+            except (TypeError, ValueError) as e:
+                raise HarnessError(f"{task}: generator {src.name!r}: {e}") from None
+            rec.setdefault(spec.fields.difficulty, value)
+            prefix = "fs:" if stream == "fewshot" else ""
+            out.append(Instance(f"{prefix}{b.label}/{i}", rec, float(value), b))
+    return out
+
+
+def _from_records(
+    spec: TaskSpec, task: str, records: list[dict[str, Any]], buckets: Sequence[Bucket]
+) -> tuple[list[Instance], int]:
+    items, dropped, seen = [], 0, set()
+    for n, rec in enumerate(records):
+        rid = str(rec[spec.fields.id]) if spec.fields.id and spec.fields.id in rec else str(n)
+        if rid in seen:
+            raise HarnessError(f"{task}: duplicate item id {rid!r} (fields.id)")
+        seen.add(rid)
+        d = _difficulty(rec, spec.fields.difficulty, f"{task}: item {rid}")
+        b = assign(list(buckets), d)
+        if b is None:
+            dropped += 1
+            continue
+        items.append(Instance(rid, rec, d, b))
+    return items, dropped
+
+
+def _limit(items: list[Instance], limit: int | None, seed: int, task: str) -> list[Instance]:
+    if limit is None:
+        return items
+    by_bucket: dict[int, list[Instance]] = {}
+    for it in items:
+        by_bucket.setdefault(it.bucket.index, []).append(it)
+    keep: set[str] = set()
+    for group in by_bucket.values():
+        ranked = sorted(group, key=lambda it: derive_seed(seed, task, "subset", it.id))
+        keep.update(it.id for it in ranked[:limit])
+    return [it for it in items if it.id in keep]
+
+
+def build_instances(
+    spec: TaskSpec, task: str, seed: int, base_dir: Path, limit_per_bucket: int | None = None
+) -> InstanceSet:
+    """All items of ``task`` for run seed ``seed`` (``base_dir``: the task file's folder)."""
+    buckets = build_buckets(spec.buckets, spec.roles)
+    id_buckets = [b for b in buckets if b.role == "ID"]
+    src = spec.source
+    if isinstance(src, GeneratorSource):
+        n = min(src.per_bucket, limit_per_bucket) if limit_per_bucket else src.per_bucket
+        items = _generate(spec, task, src, buckets, seed, n, "eval")
+        pool: list[Instance] = []
+        if spec.fewshot.k:
+            per = -(-spec.fewshot.pool_size // len(id_buckets))
+            pool = _generate(spec, task, src, id_buckets, seed, per, "fewshot")
+        return InstanceSet(buckets, items, pool, 0)
+    from harness.sources import read_source
+
+    all_items, dropped = _from_records(spec, task, read_source(src, base_dir), buckets)
+    pool = [it for it in all_items if it.bucket.role == "ID"] if spec.fewshot.k else []
+    return InstanceSet(buckets, _limit(all_items, limit_per_bucket, seed, task), pool, dropped)
+
+
+def select_fewshot(
+    item: Instance, pool: Sequence[Instance], k: int, seed: int, task: str
+) -> list[Instance]:
+    """``k`` exemplars for ``item``, from a stream seeded by (run seed, task, item id).
+
+    Never the item itself nor an exemplar with identical fields; never an OOD item.
+    """
+    if k == 0:
+        return []
+    candidates = [
+        p for p in pool if p.id != item.id and p.record != item.record and p.bucket.role == "ID"
+    ]
+    if len(candidates) < k:
+        raise HarnessError(f"{task}: few-shot k={k} but only {len(candidates)} ID exemplars exist")
+    rng = random.Random(derive_seed(seed, task, item.id, "fewshot"))
+    return rng.sample(candidates, k)

@@ -1,0 +1,160 @@
+"""YAML task file → validated ``TaskSpec``.
+
+Resolves ``include:`` (relative paths, deep merge, cycles are an error) and turns every problem
+into one line: ``file:line: key.path: problem``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import TaskSpecError
+from harness.tasks.spec import TaskSpec
+
+try:  # the C loader is several times faster; fall back where libyaml is missing
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+
+def read_yaml(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
+    """Parse one YAML file into a mapping (and its node tree, for line numbers)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise TaskSpecError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise TaskSpecError(f"{where}: malformed YAML: {e.problem}") from None
+    except yaml.YAMLError as e:
+        raise TaskSpecError(f"{path}: malformed YAML: {e}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise TaskSpecError(f"{path}: expected a mapping of keys at the top level")
+    return data, node
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge mappings: ``over`` wins; lists and scalars are replaced, not concatenated."""
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def resolve_includes(path: Path, _stack: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Load ``path`` with its ``include:`` chain merged in (included files first)."""
+    path = path.resolve()
+    if path in _stack:
+        chain = " -> ".join(p.name for p in (*_stack, path))
+        raise TaskSpecError(f"{_stack[0]}: include: cycle {chain}")
+    data, _ = read_yaml(path)
+    inc = data.pop("include", None)
+    if inc is None:
+        return data
+    names = [inc] if isinstance(inc, str) else inc
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise TaskSpecError(f"{path}: include: expected a file name or a list of file names")
+    merged: dict[str, Any] = {}
+    for name in names:
+        target = (path.parent / name).resolve()
+        if not target.exists():
+            raise TaskSpecError(f"{path}: include: file not found: {name}")
+        merged = _merge(merged, resolve_includes(target, (*_stack, path)))
+    return _merge(merged, data)
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """1-based line of the key (or list entry) at ``loc`` in the file's own node tree; the
+    deepest ancestor found when the path leaves the file (e.g. a key from an include)."""
+    line = None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if getattr(k, "value", None) == key), None)
+            if pair is None:
+                return line
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """Field names allowed at the parent of ``loc`` (for "did you mean")."""
+    current: Any = model
+    for key in loc[:-1]:
+        if isinstance(key, int):
+            continue
+        fields = getattr(current, "model_fields", None)
+        if fields is None:
+            return []
+        if key in fields:
+            current = _model_in(fields[key].annotation)
+        else:  # a discriminated-union tag (e.g. "generator") appears in the loc
+            continue
+    fields = getattr(current, "model_fields", {})
+    return list(fields)
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model class inside an annotation like ``list[X]`` or ``X | None``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _format_error(path: Path, err: dict[str, Any], node: yaml.Node | None) -> str:
+    loc = tuple(x for x in err["loc"] if x not in ("generator", "files", "dataset",
+                                                  "generate", "multiple_choice"))
+    dotted = ".".join(str(x) for x in loc) or "(top level)"
+    line = _line_of(node, loc)
+    where = f"{path}:{line}" if line else str(path)
+    if err["type"] == "extra_forbidden":
+        allowed = _allowed_keys(TaskSpec, err["loc"])
+        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.5)
+        hint = f" (did you mean '{close[0]}'?)" if close else f" (allowed: {', '.join(allowed)})"
+        return f"{where}: {dotted}: unknown key{hint}"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    return f"{where}: {dotted}: {msg}"
+
+
+def load_spec(path: str | Path) -> TaskSpec:
+    """Load and validate one task file (with includes). Raises ``TaskSpecError``."""
+    p = Path(path)
+    if not p.exists():
+        raise TaskSpecError(f"{p}: file not found")
+    data = resolve_includes(p)
+    try:
+        spec = TaskSpec.model_validate(data)
+    except ValidationError as e:
+        _, node = read_yaml(p.resolve())
+        errors = sorted(e.errors(), key=lambda x: x["type"] != "extra_forbidden")
+        first = errors[0]  # a misspelt key explains the "missing" error it causes
+        extra = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        raise TaskSpecError(_format_error(p, dict(first), node) + extra) from None
+    from harness.tasks.checks import check_spec
+
+    check_spec(spec, p)
+    return spec

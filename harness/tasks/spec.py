@@ -1,0 +1,190 @@
+"""Pydantic models of a task file. Every field is documented in one line.
+
+A task file (YAML) is validated into ``TaskSpec``; unknown keys are rejected (the loader adds a
+"did you mean" hint). See ``tasks/lengthgen/addition.yaml`` for a complete example.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+GapName = Literal["id_ood", "retention", "horizon"]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GeneratorSource(_Spec):
+    """Items made by a registered, seeded procedural generator."""
+
+    type: Literal["generator"]  # discriminator
+    name: str  # generator registry name, e.g. "addition"
+    params: dict[str, Any] = {}  # keyword parameters passed to the generator
+    per_bucket: int = Field(100, ge=1)  # items generated per bucket (spread over its values)
+    seed: int = 0  # task-level seed, combined with the run seed
+
+
+class FilesSource(_Spec):
+    """Items read from local files (one record per line / row)."""
+
+    type: Literal["files"]  # discriminator
+    path: str  # file path, relative to the task file; `~` and $VARS are expanded
+    format: Literal["jsonl", "csv", "tsv", "auto"] = "auto"  # auto: from the file extension
+
+
+class DatasetSource(_Spec):
+    """Items from a Hugging Face `datasets` dataset, pinned to a revision."""
+
+    type: Literal["dataset"]  # discriminator
+    path: str  # hub dataset id or local dataset directory
+    config: str | None = None  # dataset configuration name
+    split: str = "test"  # split to evaluate
+    revision: str | None = None  # hub commit / tag to pin (recommended)
+    local_path: str | None = None  # local mirror used instead of `path` when it exists
+
+
+SourceSpec = Annotated[GeneratorSource | FilesSource | DatasetSource, Field(discriminator="type")]
+
+
+class FieldsSpec(_Spec):
+    """Which record fields carry the target, the difficulty and the item id."""
+
+    target: str = "target"  # field with the reference answer (MC: index or text of the gold choice)
+    difficulty: str = "difficulty"  # numeric field used for bucketing
+    id: str | None = None  # field with a stable item id; default: position in the source
+
+
+class BucketsSpec(_Spec):
+    """Ordered buckets over the difficulty value: one per value, or half-open ranges."""
+
+    values: list[float] | None = None  # one bucket per listed value, in this order
+    edges: list[float] | None = None  # ascending; bucket i holds edges[i] <= d < edges[i+1]
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> BucketsSpec:
+        if (self.values is None) == (self.edges is None):
+            raise ValueError("give exactly one of 'values' or 'edges'")
+        seq = self.values if self.values is not None else self.edges
+        assert seq is not None
+        if self.edges is not None and len(seq) < 2:
+            raise ValueError("'edges' needs at least two numbers")
+        if any(b <= a for a, b in zip(seq, seq[1:])):
+            raise ValueError("values/edges must be strictly increasing")
+        return self
+
+
+class RolesSpec(_Spec):
+    """Which buckets are in-distribution (ID); every other bucket is out-of-distribution (OOD)."""
+
+    id_max: float | None = None  # buckets whose difficulty values are all <= id_max are ID
+    id: list[str | float] | None = None  # explicit ID bucket labels (alternative to id_max)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> RolesSpec:
+        if (self.id_max is None) == (self.id is None):
+            raise ValueError("give exactly one of 'id_max' or 'id'")
+        return self
+
+
+class TemplateSpec(_Spec):
+    """One named prompt variant (sandboxed Jinja2 over the item's fields)."""
+
+    id: str  # short name, unique within the task
+    prompt: str  # Jinja2 template rendering the question
+    target: str | None = None  # Jinja2 template rendering an exemplar's answer; default: the target
+
+
+class FewShotSpec(_Spec):
+    """Few-shot exemplars, always drawn from ID buckets only."""
+
+    k: int = Field(0, ge=0)  # exemplars per prompt
+    pool_size: int = Field(200, ge=1)  # generator sources: size of the separate exemplar pool
+    separator: str = "\n\n"  # text between exemplars and before the question
+    target_delimiter: str = " "  # text between an exemplar's prompt and its answer
+
+
+class GenerateOutput(_Spec):
+    """Free-form generation."""
+
+    type: Literal["generate"]  # discriminator
+    max_tokens: int = Field(32, ge=1)  # most new tokens per answer
+    stop: list[str] = ["\n"]  # generation is cut before the first of these
+
+
+class MultipleChoiceOutput(_Spec):
+    """Pick the choice with the highest log-likelihood."""
+
+    type: Literal["multiple_choice"]  # discriminator
+    choices: list[str] | None = None  # fixed choices for every item
+    choices_field: str | None = None  # or: record field holding the item's list of choices
+    choice_prefix: str = " "  # text put before each choice when scoring it
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> MultipleChoiceOutput:
+        if (self.choices is None) == (self.choices_field is None):
+            raise ValueError("give exactly one of 'choices' or 'choices_field'")
+        return self
+
+
+OutputSpec = Annotated[GenerateOutput | MultipleChoiceOutput, Field(discriminator="type")]
+
+
+class ExtractSpec(_Spec):
+    """How the answer is taken from raw generated text."""
+
+    kind: Literal["strip", "first_line", "regex", "last_number"] = "strip"  # extraction rule
+    pattern: str | None = None  # regex for kind=regex (first group, else whole match)
+
+
+class ScoringSpec(_Spec):
+    """Answer extraction and the per-sample metric."""
+
+    extract: ExtractSpec = ExtractSpec()  # how to get the answer from the output
+    metric: str = "exact_match"  # registered metric: exact_match, normalized_match, numeric_match, …
+
+
+class GapsSpec(_Spec):
+    """Which generalization gaps to report, and their parameters."""
+
+    report: list[GapName] = ["id_ood", "retention", "horizon"]  # gap metrics to compute
+    horizon_threshold: float = Field(0.5, gt=0, le=1)  # horizon: fraction of ID accuracy to keep
+    bootstrap: int = Field(1000, ge=100)  # bootstrap resamples for gap CIs
+
+
+class CardSpec(_Spec):
+    """Generalization card: what shifts between ID and OOD, and where."""
+
+    axis: Literal["length", "compositional", "difficulty", "instruction", "other"]  # which axis
+    shift: str  # what changes between ID and OOD, in words
+    locus: list[Literal["input", "output", "instruction", "exemplars"]] = []  # where the shift is
+
+
+class TaskSpec(_Spec):
+    """A complete, resolved task (after `include:` merging)."""
+
+    name: str  # task name; addressed as "<suite>/<name>" (suite = the folder's suite)
+    suites: list[str] = []  # suites this task belongs to
+    description: str  # what the task measures, in one or two sentences
+    citations: list[str] = []  # papers the task follows
+    card: CardSpec | None = None  # generalization card
+    source: SourceSpec  # where items come from
+    fields: FieldsSpec = FieldsSpec()  # which record fields mean what
+    difficulty_name: str = "difficulty"  # human name of the difficulty variable, e.g. "digits"
+    buckets: BucketsSpec  # ordered buckets over difficulty
+    roles: RolesSpec  # ID vs OOD buckets
+    templates: list[TemplateSpec] = Field(min_length=1)  # prompt variants (first is the default)
+    fewshot: FewShotSpec = FewShotSpec()  # exemplars
+    output: OutputSpec  # generation or multiple choice
+    scoring: ScoringSpec = ScoringSpec()  # extraction and metric
+    gaps: GapsSpec = GapsSpec()  # gap metrics
+
+    @model_validator(mode="after")
+    def _unique_templates(self) -> TaskSpec:
+        ids = [t.id for t in self.templates]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"duplicate template ids: {', '.join(dup)}")
+        return self

@@ -1,0 +1,226 @@
+"""Bucket/role aggregates, ID−OOD gap, retention, horizon and per-template reports."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from harness.scoring.aggregates import aggregate_buckets, aggregate_roles
+from harness.scoring.gaps import compute_gaps
+from harness.scoring.records import SampleRecord
+from harness.scoring.report import task_reports, template_report
+from harness.scoring.stats import derive_seed
+from harness.tasks.buckets import Bucket
+from harness.tasks.spec import GapName, GapsSpec
+
+# Per-value buckets over "digits" 1..5; 1 and 2 are in distribution.
+BUCKETS = [
+    Bucket(i, str(v), float(v), float(v), True, "ID" if v <= 2 else "OOD")
+    for i, v in enumerate([1, 2, 3, 4, 5])
+]
+
+
+def rec(
+    b: Bucket, i: int, score: float, template: str = "plain", task: str = "lengthgen/add"
+) -> SampleRecord:
+    return SampleRecord(
+        task=task, id=f"{b.label}-{i}", template=template, fewshot_ids=[], difficulty=b.lo,
+        bucket=b.label, bucket_index=b.index, role=b.role, prompt="p", target="t",
+        output="o", extracted="o", score=score,
+    )
+
+
+def make(counts: Sequence[tuple[int, int]], template: str = "plain") -> list[SampleRecord]:
+    """Samples with ``(correct, total)`` per bucket of BUCKETS (total 0: an empty bucket)."""
+    out = []
+    for b, (c, n) in zip(BUCKETS, counts, strict=True):
+        out += [rec(b, i, 1.0 if i < c else 0.0, template) for i in range(n)]
+    return out
+
+
+def spec(*report: GapName, threshold: float = 0.5, bootstrap: int = 200) -> GapsSpec:
+    return GapsSpec(report=list(report), horizon_threshold=threshold, bootstrap=bootstrap)
+
+
+ALL: tuple[GapName, ...] = ("id_ood", "retention", "horizon")
+
+
+# --- aggregates -----------------------------------------------------------------------------
+
+
+def test_aggregate_buckets_rows_and_empty_bucket() -> None:
+    rows = aggregate_buckets(make([(8, 10), (5, 10), (0, 0), (1, 4), (0, 2)]), BUCKETS)
+    assert [r.bucket for r in rows] == ["1", "2", "3", "4", "5"]
+    assert [r.role for r in rows] == ["ID", "ID", "OOD", "OOD", "OOD"]
+    first = rows[0]
+    assert (first.n, first.correct, first.accuracy) == (10, 8.0, 0.8)
+    assert (round(first.ci_low or 0, 4), round(first.ci_high or 0, 4)) == (0.4902, 0.9433)
+    empty = rows[2]
+    assert (empty.n, empty.correct, empty.accuracy, empty.ci_low) == (0, 0.0, None, None)
+    assert rows[3].accuracy == 0.25
+
+
+def test_aggregate_roles_pooled_over_items() -> None:
+    rows = aggregate_roles(make([(8, 10), (1, 2), (0, 0), (1, 4), (0, 2)]), BUCKETS)
+    assert [(r.role, r.n, r.correct) for r in rows] == [("ID", 12, 9.0), ("OOD", 6, 1.0)]
+    assert rows[0].accuracy == 0.75  # pooled 9/12, not the mean of 0.8 and 0.5
+    only_id = [b for b in BUCKETS if b.role == "ID"]
+    assert [r.role for r in aggregate_roles([], only_id)] == ["ID"]
+
+
+def test_samples_must_match_buckets() -> None:
+    bad = rec(BUCKETS[0], 0, 1.0).model_copy(update={"bucket_index": 9})
+    with pytest.raises(ValueError, match="bucket_index 9"):
+        aggregate_buckets([bad], BUCKETS)
+    wrong_label = rec(BUCKETS[0], 0, 1.0).model_copy(update={"bucket": "2"})
+    with pytest.raises(ValueError, match="does not match"):
+        aggregate_buckets([wrong_label], BUCKETS)
+
+
+# --- id_ood and retention -------------------------------------------------------------------
+
+
+def test_id_ood_and_retention_values() -> None:
+    samples = make([(9, 10), (7, 10), (6, 10), (3, 10), (1, 10)])  # ID 16/20, OOD 10/30
+    g = compute_gaps(samples, BUCKETS, spec(*ALL), seed=1)
+    assert g.id_ood is not None and g.retention is not None
+    assert g.id_ood.value == pytest.approx(0.8 - 1 / 3)
+    assert (g.id_ood.n_id, g.id_ood.n_ood, g.id_ood.resamples) == (20, 30, 200)
+    assert g.id_ood.level == 0.95 and "within role" in g.id_ood.method
+    assert g.id_ood.ci_low < g.id_ood.value < g.id_ood.ci_high
+    assert g.retention.value == pytest.approx((1 / 3) / 0.8)
+    assert g.retention.value is not None
+    assert g.retention.ci_low is not None and g.retention.ci_high is not None
+    assert g.retention.ci_low < g.retention.value < g.retention.ci_high
+    again = compute_gaps(samples, BUCKETS, spec(*ALL), seed=1)
+    assert again == g
+    other = compute_gaps(samples, BUCKETS, spec(*ALL), seed=2)
+    assert other.id_ood is not None and other.id_ood.value == g.id_ood.value
+    assert (other.id_ood.ci_low, other.id_ood.ci_high) != (g.id_ood.ci_low, g.id_ood.ci_high)
+
+
+def test_gap_ci_shrinks_with_n() -> None:
+    def width(k: int) -> float:
+        g = compute_gaps(make([(8 * k, 10 * k)] * 2 + [(4 * k, 10 * k)] * 3), BUCKETS,
+                         spec("id_ood"), seed=0)
+        assert g.id_ood is not None
+        return g.id_ood.ci_high - g.id_ood.ci_low
+
+    assert width(1) > width(4) > width(16)
+
+
+def test_retention_zero_id_accuracy() -> None:
+    g = compute_gaps(make([(0, 5), (0, 5), (2, 5), (0, 5), (0, 5)]), BUCKETS, spec(*ALL), seed=0)
+    assert g.retention is not None
+    assert (g.retention.value, g.retention.ci_low, g.retention.ci_high) == (None, None, None)
+    assert g.id_ood is not None and g.id_ood.value == pytest.approx(-2 / 15)
+    assert g.horizon is not None and g.horizon.value is None  # nothing to keep
+
+
+def test_gaps_omitted_when_not_requested() -> None:
+    samples = make([(9, 10), (7, 10), (6, 10), (3, 10), (1, 10)])
+    g = compute_gaps(samples, BUCKETS, spec("horizon"), seed=0)
+    assert g.id_ood is None and g.retention is None and g.horizon is not None
+    g = compute_gaps(samples, BUCKETS, spec("retention"), seed=0)
+    assert g.id_ood is None and g.horizon is None and g.retention is not None
+    g = compute_gaps(samples, BUCKETS, spec(), seed=0)
+    assert g.id_ood is None and g.retention is None and g.horizon is None
+
+
+def test_no_ood_or_no_id_samples() -> None:
+    no_ood = compute_gaps(make([(9, 10), (7, 10), (0, 0), (0, 0), (0, 0)]), BUCKETS,
+                          spec(*ALL), seed=0)
+    assert no_ood.id_ood is None and no_ood.retention is None
+    assert no_ood.horizon is not None and no_ood.horizon.last_bucket == "2"
+    no_id = compute_gaps(make([(0, 0), (0, 0), (3, 5), (1, 5), (0, 5)]), BUCKETS,
+                         spec(*ALL), seed=0)
+    assert no_id == no_id.model_copy(update={"id_ood": None, "retention": None, "horizon": None})
+
+
+# --- horizon --------------------------------------------------------------------------------
+
+
+def horizon_of(counts: Sequence[tuple[int, int]], threshold: float = 0.5) -> tuple[object, ...]:
+    g = compute_gaps(make(counts), BUCKETS, spec("horizon", threshold=threshold), seed=0)
+    assert g.horizon is not None
+    h = g.horizon
+    return (h.threshold, h.value, h.factor, h.max_id_difficulty, h.last_bucket)
+
+
+def test_horizon_monotone_fall() -> None:
+    # ID accuracy 16/20 = 0.8 → threshold 0.4; buckets 3 (0.6) and 4 (0.4) pass, 5 (0.2) fails
+    assert horizon_of([(9, 10), (7, 10), (6, 10), (4, 10), (2, 10)]) == (0.4, 4.0, 2.0, 2.0, "4")
+
+
+def test_horizon_stops_at_first_failure_despite_recovery() -> None:
+    # bucket 3 dips to 0.1 < 0.4; bucket 4 recovers to 0.9 but the run has ended
+    assert horizon_of([(9, 10), (7, 10), (1, 10), (9, 10), (9, 10)]) == (0.4, 2.0, 1.0, 2.0, "2")
+
+
+def test_horizon_first_bucket_fails() -> None:
+    # ID pooled = 11/20 = 0.55, threshold 0.9·0.55 = 0.495; bucket 1 has 0.1
+    assert horizon_of([(1, 10), (10, 10), (10, 10), (0, 10), (0, 10)], threshold=0.9) == (
+        0.495, None, None, 2.0, None,
+    )
+
+
+def test_horizon_empty_bucket_breaks_run() -> None:
+    assert horizon_of([(9, 10), (7, 10), (0, 0), (9, 10), (9, 10)]) == (0.4, 2.0, 1.0, 2.0, "2")
+
+
+def test_horizon_whole_axis_and_equality_passes() -> None:
+    # threshold 0.5·0.6 = 0.3; bucket 5 sits exactly at 3/10 = 0.3 and passes
+    assert horizon_of([(6, 10), (6, 10), (6, 10), (5, 10), (3, 10)]) == (0.3, 5.0, 2.5, 2.0, "5")
+
+
+def test_horizon_range_buckets_use_top() -> None:
+    buckets = [
+        Bucket(0, "1-5", 1.0, 6.0, False, "ID"),
+        Bucket(1, "6-10", 6.0, 11.0, False, "OOD"),
+        Bucket(2, "11-20", 11.0, 21.0, False, "OOD"),
+    ]
+    samples = [rec(buckets[0], i, 1.0) for i in range(4)]
+    samples += [rec(buckets[1], i, float(i % 2)) for i in range(4)]
+    samples += [rec(buckets[2], i, 0.0) for i in range(4)]
+    g = compute_gaps(samples, buckets, spec("horizon"), seed=0)
+    assert g.horizon is not None
+    assert (g.horizon.value, g.horizon.factor, g.horizon.max_id_difficulty) == (10.0, 2.0, 5.0)
+    assert g.horizon.last_bucket == "6-10"
+
+
+# --- reports --------------------------------------------------------------------------------
+
+
+def test_template_report_and_seed() -> None:
+    samples = make([(9, 10), (7, 10), (6, 10), (3, 10), (1, 10)])
+    r = template_report(samples, BUCKETS, spec(*ALL), seed=5)
+    assert r.template == "plain" and r.n == 50 and len(r.buckets) == 5 and len(r.roles) == 2
+    direct = compute_gaps(samples, BUCKETS, spec(*ALL), derive_seed(5, "lengthgen/add", "plain",
+                                                                      "gaps"))
+    assert r.gaps == direct
+    with pytest.raises(ValueError, match="no samples"):
+        template_report([], BUCKETS, spec(), seed=0)
+    mixed = samples + [rec(BUCKETS[0], 99, 1.0, template="other")]
+    with pytest.raises(ValueError, match="mix"):
+        template_report(mixed, BUCKETS, spec(), seed=0)
+
+
+def test_task_reports_group_by_template_and_ignore_order() -> None:
+    a = make([(9, 10), (7, 10), (6, 10), (3, 10), (1, 10)], template="zeta")
+    b = make([(5, 10), (5, 10), (5, 10), (5, 10), (5, 10)], template="alpha")
+    samples = [x for pair in zip(a, b, strict=True) for x in pair]
+    reports = task_reports(samples, BUCKETS, spec(*ALL), seed=3)
+    assert [r.template for r in reports] == ["zeta", "alpha"]  # first appearance, not sorted
+    assert reports[1].roles[0].accuracy == 0.5
+    shuffled = list(samples)
+    random.Random(0).shuffle(shuffled)
+    again = task_reports(shuffled, BUCKETS, spec(*ALL), seed=3)
+    assert {r.template: r for r in again} == {r.template: r for r in reports}
+    # byte-identical serialization for the same inputs and seed
+    assert [r.model_dump_json() for r in task_reports(iter(samples), BUCKETS, spec(*ALL), 3)] == [
+        r.model_dump_json() for r in reports
+    ]
+    assert task_reports([], BUCKETS, spec(*ALL), seed=3) == []
+
