@@ -130,8 +130,11 @@ def normalized_match(extracted: str, target: str) -> float:
 
 @metric("numeric_match")
 def numeric_match(extracted: str, target: str) -> float:
-    """1.0 when both parse as numbers within a relative tolerance of 1e-6 (exact arithmetic)."""
+    """1.0 when both parse as the same number: integers must be equal exactly (a 16-digit sum
+    that is off by one is wrong); other values may differ by a relative 1e-6 (rounded decimals)."""
     a, b = parse_number(extracted), parse_number(target)
     if a is None or b is None:
         return 0.0
+    if a.denominator == 1 and b.denominator == 1:
+        return 1.0 if a == b else 0.0
     return 1.0 if abs(a - b) <= _REL_TOL * max(abs(a), abs(b)) else 0.0

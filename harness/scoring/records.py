@@ -1,7 +1,7 @@
 """The per-sample record: one line of ``samples/<task>.jsonl``.
 
 Every aggregate in results.json is recomputable from these records alone
-(see ``harness.scoring.report.task_report``).
+(see ``harness.scoring.report.task_reports``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from harness.scoring.aggregates import (
 )
 from harness.scoring.gaps import GapReport, compute_gaps
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import derive_seed
+from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket
 from harness.tasks.spec import GapsSpec
 

