@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import typer
 
 from harness.errors import HarnessError
 
 
-def _batch_size(value: str) -> int | str:
+def _batch_size(value: str) -> int | Literal["auto"]:
     if value == "auto":
-        return value
+        return "auto"
     try:
         n = int(value)
     except ValueError:
-        raise typer.BadParameter("expected a positive integer or 'auto'") from None
+        raise typer.BadParameter("expected a positive integer or 'auto'", param_hint="--batch-size") from None
     if n < 1:
-        raise typer.BadParameter("expected a positive integer or 'auto'")
+        raise typer.BadParameter("expected a positive integer or 'auto'", param_hint="--batch-size")
     return n
 
 
@@ -47,7 +47,7 @@ def eval_command(
         limit_per_bucket=limit_per_bucket,
         templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
         num_fewshot=num_fewshot, apply_chat_template=apply_chat_template,
-        batch_size=bs, output_dir=output_dir, include_paths=include_path or [],  # type: ignore[arg-type]
+        batch_size=bs, output_dir=output_dir, include_paths=include_path or [],
     )
     if output_dir.exists() and not output_dir.is_dir():
         raise HarnessError(f"--output-dir: {output_dir} exists and is not a folder")

