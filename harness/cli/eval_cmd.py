@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import typer
 
@@ -25,15 +25,15 @@ def _batch_size(value: str) -> int | Literal["auto"]:
 def eval_command(
     model: Annotated[str, typer.Option(help="Model, e.g. hf:smollm2-135m, hf:./dir, hf:org/name.")],
     tasks: Annotated[list[str], typer.Option(help="Tasks or suites (repeatable, comma-separated).")],
-    limit_per_bucket: Annotated[Optional[int], typer.Option(min=1, help="At most this many items per bucket.")] = None,  # noqa: UP007
+    limit_per_bucket: Annotated[int | None, typer.Option(min=1, help="At most this many items per bucket.")] = None,  # noqa: UP007
     seed: Annotated[int, typer.Option(help="Run seed (items, few-shot draws, bootstrap).")] = 0,
     output_dir: Annotated[Path, typer.Option(help="Where results.json and samples/ go.")] = Path("runs/latest"),
     model_args: Annotated[str, typer.Option(help="Backend args: key=value,key=value.")] = "",
     batch_size: Annotated[str, typer.Option(help="Batch size: a number or 'auto'.")] = "auto",
     apply_chat_template: Annotated[bool, typer.Option(help="Format prompts with the model's chat template.")] = False,
-    templates: Annotated[Optional[str], typer.Option(help="Template ids (comma-separated) or 'all'.")] = None,  # noqa: UP007
-    num_fewshot: Annotated[Optional[int], typer.Option(min=0, help="Override each task's few-shot k.")] = None,  # noqa: UP007
-    include_path: Annotated[Optional[list[Path]], typer.Option(help="Extra task folder (repeatable).")] = None,  # noqa: UP007
+    templates: Annotated[str | None, typer.Option(help="Template ids (comma-separated) or 'all'.")] = None,  # noqa: UP007
+    num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override each task's few-shot k.")] = None,  # noqa: UP007
+    include_path: Annotated[list[Path] | None, typer.Option(help="Extra task folder (repeatable).")] = None,  # noqa: UP007
 ) -> None:
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
     from harness.cli.report import print_results

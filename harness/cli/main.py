@@ -23,15 +23,20 @@ app.add_typer(tasks_cmd.app, name="tasks")
 app.command("eval")(eval_cmd.eval_command)
 
 
+def _message(e: Exception) -> str:
+    fmt = getattr(e, "format_message", None)
+    return str(fmt()) if callable(fmt) else str(e)
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
         rv = app(standalone_mode=False)
     except _CLICK_ERROR as e:  # bad arguments: one line, no usage box
         if type(e).__name__ == "NoArgsIsHelpError":
-            print(e.format_message())
+            print(_message(e))
             sys.exit(0)
-        print(f"error: {e.format_message()}", file=sys.stderr)
+        print(f"error: {_message(e)}", file=sys.stderr)
         sys.exit(2)
     except typer.Abort:
         print("aborted", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from harness.results import Results
@@ -27,7 +28,9 @@ def gap_lines(g: GapReport) -> list[str]:
         out.append(f"retention OOD/ID: {val}{ci}  (n_ID={r.n_id}, n_OOD={r.n_ood})")
     if g.horizon is not None:
         h = g.horizon
-        if h.value is None:
+        if h.threshold == 0:
+            out.append("extrapolation horizon: undefined (ID accuracy is 0)")
+        elif h.value is None:
             out.append(f"extrapolation horizon: none (first bucket below {_pct(h.threshold)}%)")
         else:
             fac = "" if h.factor is None else f" = {h.factor:.2f}× the largest ID value"
@@ -38,10 +41,12 @@ def gap_lines(g: GapReport) -> list[str]:
 def print_results(results: Results, console: Console | None = None) -> None:
     """Print every task's bucket table and gap lines."""
     console = console or Console()
-    console.print(f"model: {results.model.backend}:{results.model.name}  seed: {results.run.seed}")
+    console.print(escape(f"model: {results.model.backend}:{results.model.name}  "
+                         f"seed: {results.run.seed}"))
     for task in results.tasks:
         for tr in task.templates:
-            table = Table(title=f"{task.task}  [template {tr.template}]", title_justify="left")
+            table = Table(title=escape(f"{task.task}  [template {tr.template}]"),
+                          title_justify="left")
             for col, just in ((task.difficulty_name, "left"), ("role", "left"), ("n", "right"),
                               ("acc %", "right"), ("95% CI", "right")):
                 table.add_column(col, justify=just)  # type: ignore[arg-type]
@@ -53,4 +58,4 @@ def print_results(results: Results, console: Console | None = None) -> None:
                               f"[{_pct(r.ci_low)}, {_pct(r.ci_high)}]", style="bold")
             console.print(table)
             for line in gap_lines(tr.gaps):
-                console.print("  " + line)
+                console.print("  " + escape(line))

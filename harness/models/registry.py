@@ -75,13 +75,16 @@ def _factory(prefix: str) -> BackendFactory:
                 f"{eps[prefix].value!r} ({type(e).__name__}: {e})"
             ) from e
         if not callable(loaded):
-            raise ModelLoadError(f"--model {prefix}:...: plugin entry point {eps[prefix].value!r} is not callable")
+            raise ModelLoadError(
+                f"--model {prefix}:...: plugin entry point {eps[prefix].value!r} is not callable"
+            )
         factory: BackendFactory = loaded
         _FACTORIES[prefix] = factory
         return factory
     known = available_backends()
     raise UnknownNameError(
-        f"--model: unknown backend {prefix!r}{did_you_mean(prefix, known)}; known backends: {', '.join(known)}"
+        f"--model: unknown backend {prefix!r}{did_you_mean(prefix, known)}; "
+        f"known backends: {', '.join(known)}"
     )
 
 
@@ -91,14 +94,18 @@ def split_spec(spec: str) -> tuple[str, str]:
     prefix, name = prefix.strip(), name.strip()
     if not sep or not prefix or not name:
         hint = f" (did you mean: hf:{spec.strip()}?)" if spec.strip() and not sep else ""
-        raise HarnessError(f"--model: expected BACKEND:NAME such as hf:smollm2-135m, got {spec!r}{hint}")
+        raise HarnessError(
+            f"--model: expected BACKEND:NAME such as hf:smollm2-135m, got {spec!r}{hint}"
+        )
     return prefix, name
 
 
 def load_model(spec: str, model_args: dict[str, str], batch_size: int | Literal["auto"]) -> LM:
     """Load the model named by *spec* (``"hf:NAME"``) with backend arguments *model_args*."""
     if batch_size != "auto" and (not isinstance(batch_size, int) or batch_size < 1):
-        raise HarnessError(f"--batch-size: expected a positive integer or 'auto', got {batch_size!r}")
+        raise HarnessError(
+            f"--batch-size: expected a positive integer or 'auto', got {batch_size!r}"
+        )
     prefix, name = split_spec(spec)
     return _factory(prefix)(name, dict(model_args), batch_size)
 
@@ -112,7 +119,9 @@ def parse_model_args(text: str) -> dict[str, str]:
         key, sep, value = piece.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key:
-            raise HarnessError(f"--model-args: expected KEY=VALUE pairs separated by commas, got {piece.strip()!r}")
+            raise HarnessError(
+                f"--model-args: expected KEY=VALUE pairs separated by commas, got {piece.strip()!r}"
+            )
         if key in args:
             raise HarnessError(f"--model-args: key {key!r} given twice")
         args[key] = value

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from harness.seeding import derive_seed
-
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 # Bootstrap indices are drawn in chunks of at most this many numbers, so memory stays bounded
 # (a few tens of MB) whatever the item count; the chunking is fixed, so results stay identical.

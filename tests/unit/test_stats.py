@@ -9,13 +9,13 @@ import time
 import numpy as np
 import pytest
 
-from harness.seeding import derive_seed
 from harness.scoring.stats import (
     bootstrap_diff_ci,
     bootstrap_ratio_ci,
     r10,
     wilson_interval,
 )
+from harness.seeding import derive_seed
 
 
 def test_wilson_8_of_10_by_hand() -> None:
