@@ -13,10 +13,12 @@ from harness.tasks.registry import TaskIndex
 
 
 def evaluate(cfg: RunConfig, model: LM | None = None,
-             on_progress: Callable[[str], None] | None = None) -> Results:
-    """Run ``cfg`` end to end; ``model`` overrides loading ``cfg.model`` (tests, plugins)."""
+             on_progress: Callable[[str], None] | None = None,
+             index: TaskIndex | None = None) -> Results:
+    """Run ``cfg`` end to end; ``model`` overrides loading ``cfg.model`` (tests, plugins);
+    ``index`` overrides the task index built from ``cfg.include_paths`` and installed plugins."""
     t_start = time.perf_counter()
-    index = TaskIndex.build(cfg.include_paths)
+    index = index if index is not None else TaskIndex.build(cfg.include_paths)
     refs = index.resolve(cfg.tasks)
     specs = [(ref, index.spec(ref)) for ref in refs]  # validate every task before loading a model
     t_load = time.perf_counter()

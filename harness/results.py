@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
 from harness.models.base import ModelIdentity
 from harness.scoring.records import SampleRecord
@@ -41,20 +42,22 @@ class Environment(_Model):
     python: str  # Python version
     platform: str  # OS and architecture
     libraries: dict[str, str | None]  # installed versions of relevant libraries
+    plugins: dict[str, str] = {}  # plugin distributions imported by the run's process → version
 
 
 class TaskResult(_Model):
     """Results of one task."""
 
     task: str  # task address, e.g. "lengthgen/addition"
-    origin: str  # where the task came from ("builtin", "include:…", plugin)
+    origin: str  # where the task came from: "builtin", "include:<dir>", "plugin:<dist>==<version>"
     spec: dict[str, Any]  # the resolved task spec (after includes)
     spec_sha256: str  # hash of the resolved spec
     difficulty_name: str  # human name of the difficulty variable
     n_items: int  # evaluated items (before templates)
     dropped_records: int  # source records outside every bucket
     samples_file: str  # per-sample file, relative to the output directory
-    templates: list[TemplateReport]  # per-template bucket table, role aggregates and gaps
+    templates: list[TemplateReport]  # per (template, condition): bucket table, roles and gaps
+    analyses: list[AnalysisResult] = []  # task-level analyses the task asked for
 
 
 class Results(_Model):
@@ -102,8 +105,11 @@ def environment() -> Environment:
             libs[name] = version(name)
         except PackageNotFoundError:
             libs[name] = None
+    from harness.plugins import loaded_distributions
+
     return Environment(python=platform.python_version(),
-                       platform=f"{platform.system()}-{platform.machine()}", libraries=libs)
+                       platform=f"{platform.system()}-{platform.machine()}", libraries=libs,
+                       plugins=loaded_distributions())
 
 
 def samples_path(output_dir: Path, task: str) -> Path:

@@ -6,10 +6,12 @@ All requests of a task go to the model in one call, so the backend can sort and 
 from __future__ import annotations
 
 import time
+from itertools import product
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.analyses.registry import run_analyses
 from harness.config import RunConfig
 from harness.errors import HarnessError, did_you_mean
 from harness.models.base import LM
@@ -18,10 +20,16 @@ from harness.results import SampleWriter, TaskResult, samples_path, spec_hash
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import task_reports
 from harness.scoring.score import Prepared, score_choices, score_generation
-from harness.tasks.instances import InstanceSet, build_instances, select_fewshot
+from harness.tasks.instances import InstanceSet, build_instances, labels, select_fewshot
 from harness.tasks.prompts import build_prompt, build_turns, choices_of, gold_index, target_text
 from harness.tasks.registry import TaskRef
-from harness.tasks.spec import GenerateOutput, MultipleChoiceOutput, TaskSpec, TemplateSpec
+from harness.tasks.spec import (
+    FewShotCondition,
+    GenerateOutput,
+    MultipleChoiceOutput,
+    TaskSpec,
+    TemplateSpec,
+)
 
 
 def pick_templates(spec: TaskSpec, wanted: list[str] | None, task: str) -> list[TemplateSpec]:
@@ -40,20 +48,31 @@ def pick_templates(spec: TaskSpec, wanted: list[str] | None, task: str) -> list[
     return [by_id[w] for w in wanted if w in by_id]
 
 
+def conditions(spec: TaskSpec) -> list[FewShotCondition]:
+    """The task's few-shot conditions; one unnamed condition when it declares none."""
+    return list(spec.fewshot.conditions) or [FewShotCondition(id="")]
+
+
 def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig, model: LM) -> list[Prepared]:
-    """Every (template, item) pair with its exact prompt and target."""
-    k = spec.fewshot.k if cfg.num_fewshot is None else cfg.num_fewshot
+    """Every (template, condition, item) triple with its exact prompt and target."""
     out: list[Prepared] = []
-    for tpl in pick_templates(spec, cfg.templates, task):
+    for tpl, cond in product(pick_templates(spec, cfg.templates, task), conditions(spec)):
+        k = cond.k if cond.k is not None else spec.fewshot.k
+        k = k if cfg.num_fewshot is None or cond.k is not None else cfg.num_fewshot
+        evaluated = labels(cond.evaluate)
         for item in inst.items:
-            shots = select_fewshot(item, inst.pool, k, cfg.seed, task)
+            if evaluated is not None and item.bucket.label not in evaluated:
+                continue
+            shots = select_fewshot(item, inst.pool, k, cfg.seed, task, labels(cond.pool), cond.id)
             if cfg.apply_chat_template:
                 prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
             else:
                 prompt = build_prompt(spec, tpl, item, shots)
             choices = choices_of(spec, item)
             out.append(Prepared(
-                task=task, item=item, template=tpl.id, fewshot_ids=[s.id for s in shots],
+                task=task, item=item, template=tpl.id, condition=cond.id,
+                fewshot_ids=[s.id for s in shots],
+                meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
                 prompt=prompt, target=target_text(spec, tpl, item), choices=choices,
                 gold=gold_index(spec, item, choices) if choices is not None else None,
             ))
@@ -91,7 +110,8 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
              on_progress: Callable[[str], None] | None = None) -> TaskOutcome:
     """Evaluate one task; writes its samples file and returns its aggregates."""
     t0 = time.perf_counter()
-    inst = build_instances(spec, ref.address, cfg.seed, ref.path.parent, cfg.limit_per_bucket)
+    inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
+                           model.count_tokens)
     prepared = prepare(spec, ref.address, inst, cfg, model)
     t1 = time.perf_counter()
     if on_progress:
@@ -106,11 +126,13 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     finally:
         writer.close()
     reports = task_reports(records, inst.buckets, spec.gaps, cfg.seed)
+    analyses = run_analyses(records, inst.buckets, spec.analyses, cfg.seed)
     result = TaskResult(
         task=ref.address, origin=ref.origin, spec=spec.model_dump(mode="json"),
         spec_sha256=spec_hash(spec), difficulty_name=spec.difficulty_name,
         n_items=len(inst.items), dropped_records=inst.dropped,
         samples_file=Path(path).relative_to(cfg.output_dir).as_posix(), templates=reports,
+        analyses=analyses,
     )
     t3 = time.perf_counter()
     return TaskOutcome(result, {"prepare_s": t1 - t0, "model_s": t2 - t1, "score_write_s": t3 - t2})

@@ -15,3 +15,18 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.fixtures.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny_model"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The project's read-only data mirrors (``../shared/data`` from the repository root).
+
+    Task files reach them through ``${GENHARNESS_DATA}`` in their ``local_path``; this fixture
+    also sets that variable for the test session."""
+    import os
+
+    root = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    if not root.is_dir():
+        pytest.skip(f"shared data mirror not found at {root}")
+    os.environ["GENHARNESS_DATA"] = str(root)
+    return root

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from harness.cli import eval_cmd, tasks_cmd
+from harness.cli import eval_cmd, plugins_cmd, tasks_cmd
 from harness.errors import HarnessError
 
 # typer may vendor its own click: find its ClickException through a class we know it exports
@@ -20,6 +20,7 @@ app = typer.Typer(
          "problems, rephrased instructions.",
 )
 app.add_typer(tasks_cmd.app, name="tasks")
+app.add_typer(plugins_cmd.app, name="plugins")
 app.command("eval")(eval_cmd.eval_command)
 
 

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from harness.analyses.registry import AnalysisResult
 from harness.results import Results
 from harness.scoring.gaps import GapReport
 
@@ -38,6 +39,13 @@ def gap_lines(g: GapReport) -> list[str]:
     return out
 
 
+def analysis_line(a: AnalysisResult) -> str:
+    """One line for a task-level analysis: value, CI and n."""
+    val = "undefined" if a.value is None else f"{a.value:.4g}"
+    ci = "" if a.ci_low is None or a.ci_high is None else f"  95% CI [{a.ci_low:.4g}, {a.ci_high:.4g}]"
+    return f"{a.name}: {val}{ci}  (n={a.n})"
+
+
 def print_results(results: Results, console: Console | None = None) -> None:
     """Print every task's bucket table and gap lines."""
     console = console or Console()
@@ -45,7 +53,8 @@ def print_results(results: Results, console: Console | None = None) -> None:
                          f"seed: {results.run.seed}"))
     for task in results.tasks:
         for tr in task.templates:
-            table = Table(title=escape(f"{task.task}  [template {tr.template}]"),
+            cond = f", condition {tr.condition}" if tr.condition else ""
+            table = Table(title=escape(f"{task.task}  [template {tr.template}{cond}]"),
                           title_justify="left")
             for col, just in ((task.difficulty_name, "left"), ("role", "left"), ("n", "right"),
                               ("acc %", "right"), ("95% CI", "right")):
@@ -59,3 +68,5 @@ def print_results(results: Results, console: Console | None = None) -> None:
             console.print(table)
             for line in gap_lines(tr.gaps):
                 console.print("  " + escape(line))
+        for a in task.analyses:
+            console.print("  " + escape(analysis_line(a)))

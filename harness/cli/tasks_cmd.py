@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from harness.errors import HarnessError
@@ -27,19 +28,31 @@ def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
 def list_tasks(include_path: IncludeOpt = None) -> None:
     """List every task with its suites, difficulty variable and ID/OOD buckets."""
     index = _index(include_path)
-    table = Table(title=f"{len(index.refs)} tasks")
+    refs = index.all_refs()  # imports every task plugin; a broken one is a warning
+    rows = []
+    for ref in sorted(refs.values(), key=lambda r: r.address):
+        spec = index.usable_spec(ref)  # an invalid plugin task is a warning, not an error
+        if spec is not None:
+            rows.append((ref, spec))
+    table = Table(title=f"{len(rows)} tasks")
     table.add_column("task", no_wrap=True)
-    for col in ("suites", "difficulty", "ID buckets", "OOD buckets", "output", "templates"):
+    for col in ("suites", "difficulty", "ID buckets", "OOD buckets", "output", "templates",
+                "from"):
         table.add_column(col)
-    for ref in sorted(index.refs.values(), key=lambda r: r.address):
-        spec = index.spec(ref)
+    for ref, spec in rows:
         bs = build_buckets(spec.buckets, spec.roles)
         ids = [b.label for b in bs if b.role == "ID"]
         oods = [b.label for b in bs if b.role == "OOD"]
         suites = sorted({ref.folder, *spec.suites} - {""})
         table.add_row(ref.address, ",".join(suites), spec.difficulty_name, _span(ids), _span(oods),
-                      spec.output.type, str(len(spec.templates)))
+                      spec.output.type, str(len(spec.templates)), _from(ref.origin))
     Console().print(table)
+
+
+def _from(origin: str) -> str:
+    if origin.startswith("plugin:"):
+        return origin[len("plugin:"):]
+    return origin.split(":", 1)[0]  # "builtin" or "include"
 
 
 def _span(labels: list[str]) -> str:
@@ -55,7 +68,7 @@ def show(task: str, include_path: IncludeOpt = None) -> None:
     ref = index.resolve([task])[0]
     spec = index.spec(ref)
     console = Console()
-    console.print(f"[bold]{ref.address}[/bold]  ({ref.path})")
+    console.print(f"[bold]{escape(ref.address)}[/bold]  ({escape(ref.where)}; {escape(ref.origin)})")
     console.print(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False),
                                  sort_keys=False, allow_unicode=True), markup=False)
     table = Table(title=f"buckets over {spec.difficulty_name}")
@@ -83,7 +96,7 @@ def sample(
     index = _index(include_path)
     ref = index.resolve([task])[0]
     spec = index.spec(ref)
-    inst = build_instances(spec, ref.address, seed, ref.path.parent, None)
+    inst = build_instances(spec, ref.address, seed, ref.base_dir, None)
     labels = [b.label for b in inst.buckets]
     if bucket is not None and bucket not in labels:
         raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} (buckets: {', '.join(labels)})")

@@ -11,7 +11,6 @@ import importlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from harness.errors import UnknownNameError, did_you_mean
@@ -29,20 +28,21 @@ class GeneratorInfo:
     fn: GeneratorFn  # (rng: random.Random, difficulty: int, **params) -> record dict
     difficulty: str  # what the difficulty argument means, e.g. "digits per operand"
     fields: tuple[str, ...]  # record fields the generator returns
+    needs_tokenizer: bool = False  # gets count_tokens=(text -> int | None) from the model
 
 
 _REGISTRY: dict[str, GeneratorInfo] = {}
 
 
 def generator(
-    name: str, *, difficulty: str, fields: tuple[str, ...]
+    name: str, *, difficulty: str, fields: tuple[str, ...], needs_tokenizer: bool = False
 ) -> Callable[[GeneratorFn], GeneratorFn]:
     """Register ``fn`` under ``name`` (decorator; runs once at import time)."""
 
     def deco(fn: GeneratorFn) -> GeneratorFn:
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"generator {name!r} is registered twice")
-        _REGISTRY[name] = GeneratorInfo(name, fn, difficulty, fields)
+        _REGISTRY[name] = GeneratorInfo(name, fn, difficulty, fields, needs_tokenizer)
         return fn
 
     return deco
@@ -58,15 +58,22 @@ def get_generator(name: str) -> GeneratorInfo:
     _load_builtins()
     if name in _REGISTRY:
         return _REGISTRY[name]
-    for ep in entry_points(group="harness.generators"):
-        if ep.name == name:
-            ep.load()  # the module registers with @generator on import
-            if name in _REGISTRY:
-                return _REGISTRY[name]
-            fn = ep.load()
-            if callable(fn):
-                return GeneratorInfo(name, fn, "difficulty", ())
-    raise UnknownNameError(f"unknown generator {name!r}" + did_you_mean(name, _REGISTRY))
+    from harness import plugins
+
+    plugin = plugins.find(plugins.GENERATORS, name, kind="generator")
+    if plugin is not None:
+        try:
+            obj = plugins.load(plugin)  # a module using @generator registers on import
+        except plugins.PluginError as e:
+            raise plugins.PluginError(f"generator {name!r}: {e}") from e
+        if name in _REGISTRY:
+            return _REGISTRY[name]
+        if not callable(obj):
+            raise plugins.PluginError(f"plugin {plugin.label}: {plugin.value} is not callable")
+        _REGISTRY[name] = GeneratorInfo(name, obj, "difficulty", ())
+        return _REGISTRY[name]
+    known = [*_REGISTRY, *(p.name for p in plugins.discover(plugins.GENERATORS))]
+    raise UnknownNameError(f"unknown generator {name!r}" + did_you_mean(name, known))
 
 
 def generator_names() -> list[str]:
@@ -75,6 +82,16 @@ def generator_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def run_generator(info: GeneratorInfo, seed: int, difficulty: int, params: dict[str, Any]) -> dict[str, Any]:
-    """One record from ``info`` with its own ``random.Random(seed)`` stream."""
-    return info.fn(random.Random(seed), difficulty, **params)
+CountTokens = Callable[[str], "int | None"]
+
+
+def run_generator(
+    info: GeneratorInfo, seed: int, difficulty: int, params: dict[str, Any],
+    count_tokens: CountTokens | None = None,
+) -> dict[str, Any]:
+    """One record from ``info`` with its own ``random.Random(seed)`` stream.
+
+    Generators registered with ``needs_tokenizer`` also get ``count_tokens`` (the model's token
+    counter, or None when no model is at hand, e.g. ``harness tasks sample``)."""
+    extra = {"count_tokens": count_tokens} if info.needs_tokenizer else {}
+    return info.fn(random.Random(seed), difficulty, **params, **extra)

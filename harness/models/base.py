@@ -67,6 +67,12 @@ class LM(ABC):
     def loglikelihood_rolling(self, requests: Sequence[RollingRequest]) -> list[float]:
         """Total log-probability of each text."""
 
+    def count_tokens(self, text: str) -> int | None:
+        """Number of tokens of ``text`` in the model's own tokenizer (None when unknown).
+
+        Tasks whose difficulty is a length in model tokens (passkey retrieval) use it."""
+        return None
+
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
         """Render chat turns as the prompt string the model expects (ending with the
         assistant's turn opened). Backends without a chat template raise ``HarnessError``."""

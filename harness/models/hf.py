@@ -381,6 +381,10 @@ class HFModel(LM):
             out[i] = (float(picked.sum()), bool((lp.argmax(-1) == target).all()))
         return out
 
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens of ``text`` without special tokens."""
+        return len(self._tok(text, add_special_tokens=False)["input_ids"])
+
     # -- chat -----------------------------------------------------------------------------------
 
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:

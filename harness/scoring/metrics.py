@@ -39,21 +39,21 @@ def _entry_points() -> list[EntryPoint]:
 
 
 def _load_entry_point(name: str) -> MetricFn | None:
-    for ep in _entry_points():
-        if ep.name != name:
-            continue
-        try:
-            obj = ep.load()
-        except Exception as exc:  # any import-time failure of a plugin is the user's to fix
-            raise HarnessError(
-                f"metric {name!r}: entry point {ep.value!r} failed to load: {exc}"
-            ) from exc
-        if not callable(obj):
-            raise HarnessError(f"metric {name!r}: entry point {ep.value!r} is not callable")
-        fn: MetricFn = obj
-        _REGISTRY[name] = fn
-        return fn
-    return None
+    from harness import plugins
+
+    candidates = [plugins.from_entry_point(ENTRY_POINT_GROUP, ep) for ep in _entry_points()]
+    plugin = plugins.find(ENTRY_POINT_GROUP, name, "metric", candidates)
+    if plugin is None:
+        return None
+    try:
+        obj = plugins.load(plugin)
+    except plugins.PluginError as exc:  # any import-time failure of a plugin is the user's to fix
+        raise HarnessError(f"metric {name!r}: {exc}") from exc
+    if not callable(obj):
+        raise HarnessError(f"metric {name!r}: entry point {plugin.value!r} is not callable")
+    fn: MetricFn = _REGISTRY.get(name, obj)  # a module using @metric registered it on import
+    _REGISTRY[name] = fn
+    return fn
 
 
 def metric_names() -> list[str]:

@@ -6,6 +6,8 @@ Every aggregate in results.json is recomputable from these records alone
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from harness.tasks.buckets import Role
@@ -30,6 +32,7 @@ class SampleRecord(BaseModel):
     task: str  # task address, e.g. "lengthgen/addition"
     id: str  # item id, stable across runs with the same seed
     template: str  # prompt template id
+    condition: str = ""  # few-shot condition id ("" when the task declares none)
     fewshot_ids: list[str]  # ids of the exemplar items, in prompt order
     difficulty: float  # the item's difficulty value
     bucket: str  # bucket label
@@ -44,3 +47,4 @@ class SampleRecord(BaseModel):
     choice_logprobs: list[float] | None = None  # MC: log-likelihood of each choice
     gold_index: int | None = None  # MC: index of the correct choice
     calls: list[ModelCall] = []  # model calls made for this sample, in order
+    meta: dict[str, Any] = {}  # record fields named in the spec's fields.meta

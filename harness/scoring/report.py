@@ -31,6 +31,7 @@ class TemplateReport(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     template: str  # prompt template id
+    condition: str = ""  # few-shot condition id ("" when the task declares none)
     n: int  # scored samples under this template
     buckets: list[BucketAggregate]  # one row per bucket, in bucket order (empty buckets included)
     roles: list[RoleAggregate]  # ID then OOD, pooled over items
@@ -46,19 +47,21 @@ def template_report(
     """The report for samples of one task and one template (``seed``: the run seed)."""
     if not samples:
         raise ValueError("template_report: no samples")
-    task, template = samples[0].task, samples[0].template
+    task, template, cond = samples[0].task, samples[0].template, samples[0].condition
     for s in samples:
-        if (s.task, s.template) != (task, template):
+        if (s.task, s.template, s.condition) != (task, template, cond):
             raise ValueError(
-                f"template_report: samples mix {task!r}/{template!r} with "
-                f"{s.task!r}/{s.template!r}"
+                f"template_report: samples mix {task!r}/{template!r}/{cond!r} with "
+                f"{s.task!r}/{s.template!r}/{s.condition!r}"
             )
+    gap_seed = derive_seed(seed, task, template, "gaps", *([cond] if cond else []))
     return TemplateReport(
         template=template,
+        condition=cond,
         n=len(samples),
         buckets=aggregate_buckets(samples, buckets),
         roles=aggregate_roles(samples, buckets),
-        gaps=compute_gaps(samples, buckets, gaps_spec, derive_seed(seed, task, template, "gaps")),
+        gaps=compute_gaps(samples, buckets, gaps_spec, gap_seed),
     )
 
 
@@ -68,8 +71,8 @@ def task_reports(
     gaps_spec: GapsSpec,
     seed: int,
 ) -> list[TemplateReport]:
-    """One report per template, templates in order of first appearance (no samples: [])."""
-    groups: dict[str, list[SampleRecord]] = {}
+    """One report per (template, condition), in order of first appearance (no samples: [])."""
+    groups: dict[tuple[str, str], list[SampleRecord]] = {}
     for s in samples:
-        groups.setdefault(s.template, []).append(s)
+        groups.setdefault((s.template, s.condition), []).append(s)
     return [template_report(g, buckets, gaps_spec, seed) for g in groups.values()]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from harness.scoring.extract import extract
 from harness.scoring.metrics import get_metric
@@ -19,16 +20,19 @@ class Prepared:
     task: str  # task address
     item: Instance  # the item
     template: str  # template id
+    condition: str  # few-shot condition id ("" for none)
     fewshot_ids: list[str]  # exemplar ids in prompt order
     prompt: str  # exact prompt text
     target: str  # reference answer text
     choices: list[str] | None = None  # MC choices
     gold: int | None = None  # MC gold index
+    meta: dict[str, Any] = field(default_factory=dict)  # record fields named in fields.meta
 
 
 def _base(p: Prepared) -> dict[str, object]:
     return {
-        "task": p.task, "id": p.item.id, "template": p.template, "fewshot_ids": p.fewshot_ids,
+        "task": p.task, "id": p.item.id, "template": p.template, "condition": p.condition,
+        "meta": p.meta, "fewshot_ids": p.fewshot_ids,
         "difficulty": p.item.difficulty, "bucket": p.item.bucket.label,
         "bucket_index": p.item.bucket.index, "role": p.item.bucket.role,
         "prompt": p.prompt, "target": p.target,

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import jinja2
 
-from harness.errors import TaskSpecError, UnknownNameError
+from harness.errors import HarnessError, TaskSpecError
 from harness.tasks.buckets import build_buckets
 from harness.tasks.spec import GeneratorSource, TaskSpec
 from harness.tasks.templates import compile_template
 
 
-def check_spec(spec: TaskSpec, path: Path) -> None:
+def check_spec(spec: TaskSpec, path: Path | str) -> None:
     """Raise ``TaskSpecError`` (``file: key.path: problem``) for problems the schema can't see."""
     try:
         build_buckets(spec.buckets, spec.roles)
@@ -35,11 +35,33 @@ def check_spec(spec: TaskSpec, path: Path) -> None:
     if isinstance(spec.source, GeneratorSource):
         try:
             get_generator(spec.source.name)
-        except UnknownNameError as e:
+        except HarnessError as e:  # unknown name, or a plugin that failed to load
             raise TaskSpecError(f"{path}: source.name: {e}") from None
     try:
         get_metric(spec.scoring.metric)
-    except UnknownNameError as e:
+    except HarnessError as e:  # unknown name, or a plugin that failed to load
         raise TaskSpecError(f"{path}: scoring.metric: {e}") from None
     if spec.scoring.extract.kind == "regex" and not spec.scoring.extract.pattern:
         raise TaskSpecError(f"{path}: scoring.extract.pattern: required when kind is 'regex'")
+    _check_conditions_and_analyses(spec, path)
+
+
+def _check_conditions_and_analyses(spec: TaskSpec, path: Path | str) -> None:
+    from harness.analyses.registry import get_analysis
+    from harness.tasks.instances import labels
+
+    known = {b.label for b in build_buckets(spec.buckets, spec.roles)}
+    ids = [c.id for c in spec.fewshot.conditions]
+    if len(set(ids)) != len(ids):
+        raise TaskSpecError(f"{path}: fewshot.conditions: duplicate condition ids")
+    for i, cond in enumerate(spec.fewshot.conditions):
+        for key in ("pool", "evaluate"):
+            unknown = sorted((labels(getattr(cond, key)) or set()) - known)
+            if unknown:
+                raise TaskSpecError(f"{path}: fewshot.conditions.{i}.{key}: unknown bucket "
+                                    f"label(s) {unknown}; buckets are {sorted(known)}")
+    for i, a in enumerate(spec.analyses):
+        try:
+            get_analysis(a.name)
+        except HarnessError as e:
+            raise TaskSpecError(f"{path}: analyses.{i}.name: {e}") from None

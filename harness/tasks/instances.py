@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.generators.registry import get_generator, run_generator
+from harness.generators.registry import CountTokens, get_generator, run_generator
 from harness.seeding import derive_seed
-from harness.tasks.buckets import Bucket, assign, build_buckets
+from harness.tasks.buckets import Bucket, assign, build_buckets, format_value
 from harness.tasks.spec import GeneratorSource, TaskSpec
 
 
@@ -52,7 +52,7 @@ def _difficulty(rec: Mapping[str, Any], field: str, where: str) -> float:
 
 def _generate(
     spec: TaskSpec, task: str, src: GeneratorSource, buckets: Sequence[Bucket], seed: int,
-    per_bucket: int, stream: str,
+    per_bucket: int, stream: str, count_tokens: CountTokens | None = None,
 ) -> list[Instance]:
     gen = get_generator(src.name)
     out: list[Instance] = []
@@ -64,7 +64,7 @@ def _generate(
             value = values[i % len(values)]
             s = derive_seed(seed, src.seed, task, stream, b.label, i)
             try:
-                rec = run_generator(gen, s, value, src.params)
+                rec = run_generator(gen, s, value, src.params, count_tokens)
             except (TypeError, ValueError) as e:
                 raise HarnessError(f"{task}: generator {src.name!r}: {e}") from None
             rec.setdefault(spec.fields.difficulty, value)
@@ -104,41 +104,76 @@ def _limit(items: list[Instance], limit: int | None, seed: int, task: str) -> li
     return [it for it in items if it.id in keep]
 
 
+def labels(values: Sequence[str | float] | None) -> set[str] | None:
+    """Bucket labels as written in a task file (numbers or strings) → label strings."""
+    if values is None:
+        return None
+    return {format_value(v) if isinstance(v, (int, float)) else str(v) for v in values}
+
+
+def pool_buckets(spec: TaskSpec, buckets: Sequence[Bucket]) -> list[Bucket]:
+    """Buckets exemplars may come from: the ID buckets, plus any a condition names explicitly."""
+    wanted = {b.label for b in buckets if b.role == "ID"}
+    for cond in spec.fewshot.conditions:
+        wanted |= labels(cond.pool) or set()
+    return [b for b in buckets if b.label in wanted]
+
+
+def _needs_pool(spec: TaskSpec) -> bool:
+    return bool(spec.fewshot.k) or any(c.k for c in spec.fewshot.conditions)
+
+
 def build_instances(
-    spec: TaskSpec, task: str, seed: int, base_dir: Path, limit_per_bucket: int | None = None
+    spec: TaskSpec, task: str, seed: int, base_dir: Path, limit_per_bucket: int | None = None,
+    count_tokens: CountTokens | None = None,
 ) -> InstanceSet:
-    """All items of ``task`` for run seed ``seed`` (``base_dir``: the task file's folder)."""
-    buckets = build_buckets(spec.buckets, spec.roles)
-    id_buckets = [b for b in buckets if b.role == "ID"]
-    src = spec.source
-    if isinstance(src, GeneratorSource):
-        n = min(src.per_bucket, limit_per_bucket) if limit_per_bucket else src.per_bucket
-        items = _generate(spec, task, src, buckets, seed, n, "eval")
-        pool: list[Instance] = []
-        if spec.fewshot.k:
-            per = -(-spec.fewshot.pool_size // len(id_buckets))
-            pool = _generate(spec, task, src, id_buckets, seed, per, "fewshot")
-        return InstanceSet(buckets, items, pool, 0)
+    """All items of ``task`` for run seed ``seed`` (``base_dir``: the task file's folder;
+    ``count_tokens``: the model's token counter, for lengths measured in model tokens)."""
     from harness.sources import read_source
 
-    all_items, dropped = _from_records(spec, task, read_source(src, base_dir), buckets)
-    pool = [it for it in all_items if it.bucket.role == "ID"] if spec.fewshot.k else []
-    return InstanceSet(buckets, _limit(all_items, limit_per_bucket, seed, task), pool, dropped)
+    buckets = build_buckets(spec.buckets, spec.roles)
+    in_pool = pool_buckets(spec, buckets)
+    src, pool_src = spec.source, spec.fewshot.source or spec.source
+    pool: list[Instance] = []
+    if isinstance(src, GeneratorSource):
+        n = min(src.per_bucket, limit_per_bucket) if limit_per_bucket else src.per_bucket
+        items, dropped = _generate(spec, task, src, buckets, seed, n, "eval", count_tokens), 0
+    else:
+        all_items, dropped = _from_records(spec, task, read_source(src, base_dir), buckets)
+        items = _limit(all_items, limit_per_bucket, seed, task)
+        if pool_src is src:
+            pool = all_items
+    if _needs_pool(spec):
+        if isinstance(pool_src, GeneratorSource):
+            per = -(-spec.fewshot.pool_size // len(in_pool))
+            pool = _generate(spec, task, pool_src, in_pool, seed, per, "fewshot", count_tokens)
+        elif pool_src is not src:
+            pool, _ = _from_records(spec, task, read_source(pool_src, base_dir), buckets)
+            pool = [Instance(f"fs:{p.id}", p.record, p.difficulty, p.bucket) for p in pool]
+        keep = {b.label for b in in_pool}
+        pool = [p for p in pool if p.bucket.label in keep]
+    else:
+        pool = []
+    return InstanceSet(buckets, items, pool, dropped)
 
 
 def select_fewshot(
-    item: Instance, pool: Sequence[Instance], k: int, seed: int, task: str
+    item: Instance, pool: Sequence[Instance], k: int, seed: int, task: str,
+    allowed: set[str] | None = None, condition: str = "",
 ) -> list[Instance]:
-    """``k`` exemplars for ``item``, from a stream seeded by (run seed, task, item id).
+    """``k`` exemplars for ``item``, from a stream seeded by (run seed, task, item id[, condition]).
 
-    Never the item itself nor an exemplar with identical fields; never an OOD item.
+    Never the item itself nor an exemplar with identical fields. Exemplars come from ID buckets,
+    or from the bucket labels in ``allowed`` when a few-shot condition names its pool explicitly.
     """
     if k == 0:
         return []
     candidates = [
-        p for p in pool if p.id != item.id and p.record != item.record and p.bucket.role == "ID"
+        p for p in pool if p.id != item.id and p.record != item.record
+        and (p.bucket.role == "ID" if allowed is None else p.bucket.label in allowed)
     ]
     if len(candidates) < k:
-        raise HarnessError(f"{task}: few-shot k={k} but only {len(candidates)} ID exemplars exist")
-    rng = random.Random(derive_seed(seed, task, item.id, "fewshot"))
+        where = "ID" if allowed is None else f"pool {sorted(allowed)}"
+        raise HarnessError(f"{task}: few-shot k={k} but only {len(candidates)} {where} exemplars exist")
+    rng = random.Random(derive_seed(seed, task, item.id, "fewshot", *([condition] if condition else [])))
     return rng.sample(candidates, k)

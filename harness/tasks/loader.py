@@ -7,6 +7,7 @@ into one line: ``file:line: key.path: problem``.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,7 @@ def _model_in(annotation: Any) -> Any:
     return None
 
 
-def _format_error(path: Path, err: dict[str, Any], node: yaml.Node | None) -> str:
+def _format_error(path: Path | str, err: dict[str, Any], node: yaml.Node | None) -> str:
     loc = tuple(x for x in err["loc"] if x not in ("generator", "files", "dataset",
                                                   "generate", "multiple_choice"))
     dotted = ".".join(str(x) for x in loc) or "(top level)"
@@ -140,6 +141,22 @@ def _format_error(path: Path, err: dict[str, Any], node: yaml.Node | None) -> st
     return f"{where}: {dotted}: {msg}"
 
 
+def _first_error(where: Path | str, e: ValidationError, node: yaml.Node | None) -> str:
+    errors = sorted(e.errors(), key=lambda x: x["type"] != "extra_forbidden")
+    first = errors[0]  # a misspelt key explains the "missing" error it causes
+    extra = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return _format_error(where, dict(first), node) + extra
+
+
+def spec_from_data(data: Mapping[str, Any], where: str) -> TaskSpec:
+    """Validate a task given as a mapping (e.g. by a plugin) with the same schema as a file;
+    errors read ``where: key.path: problem``. Registry checks run later (``check_spec``)."""
+    try:
+        return TaskSpec.model_validate(dict(data))
+    except ValidationError as e:
+        raise TaskSpecError(_first_error(where, e, None)) from None
+
+
 def load_spec(path: str | Path) -> TaskSpec:
     """Load and validate one task file (with includes). Raises ``TaskSpecError``."""
     p = Path(path)
@@ -150,10 +167,7 @@ def load_spec(path: str | Path) -> TaskSpec:
         spec = TaskSpec.model_validate(data)
     except ValidationError as e:
         _, node = read_yaml(p.resolve())
-        errors = sorted(e.errors(), key=lambda x: x["type"] != "extra_forbidden")
-        first = errors[0]  # a misspelt key explains the "missing" error it causes
-        extra = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise TaskSpecError(_format_error(p, dict(first), node) + extra) from None
+        raise TaskSpecError(_first_error(p, e, node)) from None
     from harness.tasks.checks import check_spec
 
     check_spec(spec, p)

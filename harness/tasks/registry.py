@@ -1,38 +1,32 @@
-"""Task index: built-in tasks, ``--include-path`` folders (and, later, plugins), by name.
+"""Task index: built-in tasks, ``--include-path`` folders and installed plugins, by name.
 
 Files are indexed by path without being parsed: ``<root>/<suite>/<name>.yaml`` is addressed as
 ``suite/name``. Files whose name starts with ``_`` are include-only bases, not tasks. A task's
 suites are its folder plus the ``suites:`` it lists (parsed only when a suite name is asked for).
+
+Plugin tasks (``harness.tasks`` entry points, see ``harness.tasks.providers``) are addressed
+``<entry-point name>/<task>`` and loaded lazily: an address ``ns/task`` imports only the plugins
+named ``ns``; a bare name or a suite name imports every task plugin, since any of them could
+define it. A plugin that fails is a one-line warning and is skipped. The same address from two
+sources is an error naming both, raised when that address (or its name or suite) is used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import plugins
 from harness.errors import HarnessError, UnknownNameError, did_you_mean
+from harness.plugins import PluginError
 from harness.tasks.loader import load_spec
+from harness.tasks.providers import TaskProvider
+from harness.tasks.refs import TaskRef, scan_folder
 from harness.tasks.spec import TaskSpec
 
-
-@dataclass(frozen=True)
-class TaskRef:
-    """Where a task lives."""
-
-    address: str  # "suite/name"
-    path: Path  # the YAML file
-    origin: str  # "builtin" or "include:<dir>"
-
-    @property
-    def name(self) -> str:
-        """The bare task name (file stem)."""
-        return self.address.rsplit("/", 1)[-1]
-
-    @property
-    def folder(self) -> str:
-        """The suite folder the file sits in."""
-        return self.address.split("/", 1)[0] if "/" in self.address else ""
+__all__ = ["TaskIndex", "TaskRef", "builtin_tasks_dir"]
 
 
 def builtin_tasks_dir() -> Path:
@@ -44,26 +38,31 @@ def builtin_tasks_dir() -> Path:
     raise HarnessError("built-in tasks folder not found (broken installation?)")
 
 
-def _scan(root: Path, origin: str) -> list[TaskRef]:
-    refs = []
-    for p in sorted(root.rglob("*.yaml")):
-        rel = p.relative_to(root).with_suffix("")
-        if any(part.startswith("_") for part in rel.parts):
-            continue
-        refs.append(TaskRef(rel.as_posix(), p, origin))
-    return refs
+def _source(ref: TaskRef) -> str:
+    return f"{ref.origin} ({ref.where})"
+
+
+def conflict_error(address: str, refs: Sequence[TaskRef]) -> HarnessError:
+    """The one-line error for an address defined by more than one source."""
+    return HarnessError(f"task {address!r} is defined twice: "
+                        + " and ".join(_source(r) for r in refs))
 
 
 @dataclass
 class TaskIndex:
     """All known tasks by address; specs are parsed on first use and kept."""
 
-    refs: dict[str, TaskRef]  # address → where it lives
+    refs: dict[str, TaskRef]  # address → where it lives (plugin tasks once their plugin loaded)
+    providers: list[TaskProvider] | None = None  # plugins not loaded yet; None: not discovered
     _specs: dict[str, TaskSpec] = field(default_factory=dict, repr=False)
+    _conflicts: dict[str, list[TaskRef]] = field(default_factory=dict, repr=False)
+    _broken: dict[str, str] = field(default_factory=dict, repr=False)  # invalid plugin tasks
 
     @classmethod
-    def build(cls, include_paths: Iterable[Path] = ()) -> TaskIndex:
-        """Index built-in tasks and every ``--include-path`` folder."""
+    def build(cls, include_paths: Iterable[Path] = (),
+              providers: Iterable[TaskProvider] | None = None) -> TaskIndex:
+        """Index built-in tasks and every ``--include-path`` folder; ``providers`` (default:
+        the installed ``harness.tasks`` plugins, discovered on first need) load lazily."""
         refs: dict[str, TaskRef] = {}
         roots = [(builtin_tasks_dir(), "builtin")]
         for inc in include_paths:
@@ -71,29 +70,110 @@ class TaskIndex:
                 raise HarnessError(f"--include-path: not a folder: {inc}")
             roots.append((inc, f"include:{inc}"))
         for root, origin in roots:
-            for ref in _scan(root, origin):
+            for ref in scan_folder(root, origin):
                 if ref.address in refs:
-                    other = refs[ref.address]
-                    raise HarnessError(
-                        f"task {ref.address!r} is defined twice: {other.path} and {ref.path}"
-                    )
+                    raise conflict_error(ref.address, [refs[ref.address], ref])
                 refs[ref.address] = ref
-        return cls(refs)
+        return cls(refs, None if providers is None else list(providers))
+
+    # --- plugins -----------------------------------------------------------------------------
+
+    def _pending(self) -> list[TaskProvider]:
+        if self.providers is None:
+            from harness.tasks.providers import installed
+
+            self.providers = installed()
+        return self.providers
+
+    def load_providers(self, names: Collection[str] | None = None, strict: bool = False) -> None:
+        """Load the pending plugins named in ``names`` (all when None) and index their tasks.
+
+        A plugin that fails is a one-line warning and is skipped (``strict``: raise instead)."""
+        pending = self._pending()
+        todo = [p for p in pending if names is None or p.name in names]
+        if not todo:
+            return
+        self.providers = [p for p in pending if p not in todo]
+        for prov in todo:
+            try:
+                new = prov.refs()
+            except PluginError as e:
+                if strict:
+                    raise
+                plugins.warn(str(e))
+                continue
+            for ref in new:
+                self._add(ref)
+
+    def _add(self, ref: TaskRef) -> None:
+        if ref.address in self._conflicts:
+            self._conflicts[ref.address].append(ref)
+        elif ref.address in self.refs:
+            self._conflicts[ref.address] = [self.refs.pop(ref.address), ref]
+        else:
+            self.refs[ref.address] = ref
+
+    def check_conflicts(self, addresses: Iterable[str] | None = None) -> None:
+        """Raise the conflict error of the first of ``addresses`` (default: any) in conflict."""
+        wanted = self._conflicts if addresses is None else set(addresses)
+        for address, refs in self._conflicts.items():
+            if address in wanted:
+                raise conflict_error(address, refs)
+
+    def all_refs(self) -> dict[str, TaskRef]:
+        """Every task, plugins included (imports every task plugin; conflicts are errors)."""
+        self.load_providers()
+        self.check_conflicts()
+        return dict(self.refs)
+
+    # --- specs and suites --------------------------------------------------------------------
 
     def spec(self, ref: TaskRef) -> TaskSpec:
         """The validated spec of ``ref`` (parsed once)."""
         if ref.address not in self._specs:
-            self._specs[ref.address] = load_spec(ref.path)
+            if ref.spec is not None:
+                from harness.tasks.checks import check_spec
+
+                check_spec(ref.spec, ref.address)
+                self._specs[ref.address] = ref.spec
+            else:
+                self._specs[ref.address] = load_spec(ref.path)
         return self._specs[ref.address]
 
+    def usable_spec(self, ref: TaskRef) -> TaskSpec | None:
+        """``spec(ref)``, except that an invalid plugin task is a warning and gives None."""
+        if ref.address in self._broken:
+            return None
+        try:
+            return self.spec(ref)
+        except HarnessError as e:
+            if not ref.is_plugin:
+                raise
+            self._broken[ref.address] = f"plugin task {ref.address} ({ref.origin}): {e}"
+            plugins.warn(f"{self._broken[ref.address]} (skipped)")
+            return None
+
     def suites(self) -> dict[str, list[str]]:
-        """Suite name → task addresses (parses every task file)."""
+        """Suite name → task addresses of the tasks indexed so far (parses each task file)."""
         out: dict[str, list[str]] = {}
         for ref in self.refs.values():
-            names = {ref.folder, *self.spec(ref).suites} - {""}
-            for s in names:
+            spec = self.usable_spec(ref)
+            if spec is None:
+                continue
+            for s in {ref.folder, *spec.suites} - {""}:
                 out.setdefault(s, []).append(ref.address)
         return {k: sorted(v) for k, v in sorted(out.items())}
+
+    def _suite_conflicts(self, name: str) -> None:
+        for address, refs in self._conflicts.items():
+            declared: set[str] = set()
+            for r in refs:
+                with contextlib.suppress(HarnessError):  # an invalid task declares nothing
+                    declared.update(self.spec(r).suites)
+            if name == refs[0].folder or name == refs[0].name or name in declared:
+                raise conflict_error(address, refs)
+
+    # --- resolving names ---------------------------------------------------------------------
 
     def resolve(self, names: Sequence[str]) -> list[TaskRef]:
         """Task addresses, unambiguous bare names and suite names → tasks, without duplicates."""
@@ -108,10 +188,17 @@ class TaskIndex:
         return list(out.values())
 
     def _resolve_one(self, name: str) -> list[TaskRef]:
+        if "/" in name:  # an address: only the plugins of its namespace can define it
+            self.load_providers({name.split("/", 1)[0]})
+            self.check_conflicts([name])
+        else:  # a bare name or a suite: any plugin could define it
+            self.load_providers()
         if name in self.refs:
             return [self.refs[name]]
+        if "/" not in name:
+            self._suite_conflicts(name)
         bare = [r for r in self.refs.values() if r.name == name]
-        folder = sorted((r for r in self.refs.values() if r.folder == name), key=lambda r: r.address)
+        folder = [r for r in self.refs.values() if r.folder == name]
         if len(bare) == 1 and not folder:
             return bare
         if len(bare) > 1:
@@ -119,6 +206,9 @@ class TaskIndex:
                 f"task name {name!r} is ambiguous: {', '.join(sorted(r.address for r in bare))}"
             )
         suites = self.suites()
+        for address, message in self._broken.items():  # asked for its own namespace: an error
+            if address.split("/", 1)[0] == name:
+                raise HarnessError(message)
         if name in suites:
             return [self.refs[a] for a in suites[name]]
         known = [*self.refs, *(r.name for r in self.refs.values()), *suites]

@@ -55,6 +55,7 @@ class FieldsSpec(_Spec):
     target: str = "target"  # field with the reference answer (MC: index or text of the gold choice)
     difficulty: str = "difficulty"  # numeric field used for bucketing
     id: str | None = None  # field with a stable item id; default: position in the source
+    meta: list[str] = []  # record fields copied into each sample's `meta` (links, analyses)
 
 
 class BucketsSpec(_Spec):
@@ -97,13 +98,24 @@ class TemplateSpec(_Spec):
     target: str | None = None  # Jinja2 template rendering an exemplar's answer; default: the target
 
 
+class FewShotCondition(_Spec):
+    """One exemplar condition of a protocol such as Supervision Gap Recovered (easy/hard/none)."""
+
+    id: str  # condition name recorded in every sample, e.g. "easy"
+    k: int | None = Field(None, ge=0)  # exemplars per prompt; default: fewshot.k
+    pool: list[str | float] | None = None  # bucket labels exemplars come from; default: ID buckets
+    evaluate: list[str | float] | None = None  # bucket labels evaluated; default: every bucket
+
+
 class FewShotSpec(_Spec):
-    """Few-shot exemplars, always drawn from ID buckets only."""
+    """Few-shot exemplars: from ID buckets only, unless a condition names its pool explicitly."""
 
     k: int = Field(0, ge=0)  # exemplars per prompt
     pool_size: int = Field(200, ge=1)  # generator sources: size of the separate exemplar pool
     separator: str = "\n\n"  # text between exemplars and before the question
     target_delimiter: str = " "  # text between an exemplar's prompt and its answer
+    source: SourceSpec | None = None  # exemplar pool source (e.g. a train split); default: task's
+    conditions: list[FewShotCondition] = []  # run every condition (one command); default: one
 
 
 class GenerateOutput(_Spec):
@@ -154,6 +166,13 @@ class GapsSpec(_Spec):
     bootstrap: int = Field(1000, ge=100)  # bootstrap resamples for gap CIs
 
 
+class AnalysisSpec(_Spec):
+    """A registered task-level analysis (compositionality gap, SGR, CPS, …) and its parameters."""
+
+    name: str  # analysis registry name
+    params: dict[str, Any] = {}  # keyword parameters of the analysis
+
+
 class CardSpec(_Spec):
     """Generalization card: what shifts between ID and OOD, and where."""
 
@@ -180,6 +199,7 @@ class TaskSpec(_Spec):
     output: OutputSpec  # generation or multiple choice
     scoring: ScoringSpec = ScoringSpec()  # extraction and metric
     gaps: GapsSpec = GapsSpec()  # gap metrics
+    analyses: list[AnalysisSpec] = []  # further task-level analyses (see harness.analyses)
 
     @model_validator(mode="after")
     def _unique_templates(self) -> TaskSpec:

@@ -124,3 +124,35 @@ def test_chat_template_prompt_is_logged(tmp_path: Path) -> None:
     s = read_samples(c.output_dir / res.tasks[0].samples_file)[0]
     assert s.prompt.startswith("<user>") and s.prompt.endswith("<assistant>")
     assert s.prompt.count("<assistant>") == 4  # 3 exemplar answers + the open turn
+
+
+def test_fewshot_conditions_run_in_one_command(tmp_path: Path) -> None:
+    """An SGR-style protocol: the hard bucket with easy, hard and no exemplars, one run."""
+    data = tmp_path / "lv.jsonl"
+    data.write_text("".join(json.dumps({"q": f"q{i}", "target": f"a{i}", "level": i % 5 + 1,
+                                        "uid": f"u{i}"}) + "\n" for i in range(100)))
+    tdir = tmp_path / "tasks" / "mine"
+    tdir.mkdir(parents=True)
+    (tdir / "sgr.yaml").write_text(
+        f"name: sgr\ndescription: d\nsource: {{type: files, path: {data}}}\n"
+        "fields: {difficulty: level, id: uid, meta: [uid]}\nbuckets: {values: [1, 2, 3, 4, 5]}\n"
+        "roles: {id_max: 3}\ntemplates: [{id: a, prompt: 'Q: {{ q }}'}]\n"
+        "fewshot:\n  k: 2\n  conditions:\n"
+        "    - {id: easy, pool: [1, 2, 3], evaluate: [4, 5]}\n"
+        "    - {id: hard, pool: [4, 5], evaluate: [4, 5]}\n"
+        "    - {id: none, k: 0, evaluate: [4, 5]}\n"
+        "output: {type: generate}\n")
+    c = cfg(tmp_path, tasks=["mine/sgr"], include_paths=[tmp_path / "tasks"], limit_per_bucket=None)
+    res = evaluate(c, model=FakeLM(lambda p: " x"))
+    samples = read_samples(c.output_dir / res.tasks[0].samples_file)
+    level = {f"u{i}": i % 5 + 1 for i in range(100)}
+    by_cond: dict[str, list[object]] = {}
+    for s in samples:
+        by_cond.setdefault(s.condition, []).append(s)
+        assert level[s.id] >= 4 and s.meta == {"uid": s.id}
+        shot_levels = {level[f] for f in s.fewshot_ids}
+        assert shot_levels <= {"easy": {1, 2, 3}, "hard": {4, 5}, "none": set()}[s.condition]
+        assert s.id not in s.fewshot_ids
+    assert {k: len(v) for k, v in by_cond.items()} == {"easy": 40, "hard": 40, "none": 40}
+    assert [(t.template, t.condition) for t in res.tasks[0].templates] == [
+        ("a", "easy"), ("a", "hard"), ("a", "none")]

@@ -1,0 +1,211 @@
+"""Test helpers for task packages (and the harness's own tests): a scripted model and a check
+that validates and dry-runs every task of a package.
+
+In a task package's test suite::
+
+    from harness.testing import check_task_package
+
+    def test_tasks(tmp_path):
+        check_task_package("mybench", output_dir=tmp_path)  # the harness.tasks entry-point name
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from harness import plugins
+from harness.config import RunConfig
+from harness.evaluate import evaluate
+from harness.models.base import LM, ChatTurn, ModelIdentity
+from harness.requests import (
+    GenerateRequest,
+    GenerateResponse,
+    LoglikelihoodRequest,
+    LoglikelihoodResponse,
+    RollingRequest,
+)
+from harness.results import TaskResult, read_samples
+from harness.tasks.refs import TaskRef
+from harness.tasks.registry import TaskIndex
+from harness.tasks.spec import MultipleChoiceOutput, TaskSpec
+
+__all__ = ["ScriptedLM", "TaskCheck", "check_task_package", "oracle_model", "scripted_backend"]
+
+
+class ScriptedLM(LM):
+    """A deterministic stand-in model: answers come from a function of the prompt, a table
+    prompt → answer (unknown prompts: ``default``) or one fixed string; continuations are scored
+    by ``score(context, continuation)`` or a table (unknown pairs: minus their length)."""
+
+    def __init__(
+        self,
+        answer: Callable[[str], str] | Mapping[str, str] | str = "",
+        score: Callable[[str, str], float] | Mapping[tuple[str, str], float] | None = None,
+        *,
+        name: str = "scripted",
+        default: str = "",
+    ) -> None:
+        self._answer = answer
+        self._score = score
+        self._name = name
+        self._default = default
+        self.prompts: list[str] = []  # every prompt seen, in call order
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(backend="scripted", name=self._name)
+
+    def _text(self, prompt: str) -> str:
+        if isinstance(self._answer, str):
+            return self._answer
+        if isinstance(self._answer, Mapping):
+            return self._answer.get(prompt, self._default)
+        return self._answer(prompt)
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
+        out = []
+        for r in requests:
+            self.prompts.append(r.prompt)
+            text = self._text(r.prompt)
+            cut = min((text.index(s) for s in r.stop if s and s in text), default=len(text))
+            out.append(GenerateResponse(text=text[:cut], n_tokens=len(text)))
+        return out
+
+    def _logprob(self, context: str, continuation: str) -> float:
+        if self._score is None:
+            return -float(len(continuation))
+        if isinstance(self._score, Mapping):
+            return self._score.get((context, continuation), -float(len(continuation)))
+        return self._score(context, continuation)
+
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest]
+    ) -> list[LoglikelihoodResponse]:
+        self.prompts.extend(r.context for r in requests)
+        return [LoglikelihoodResponse(self._logprob(r.context, r.continuation), False,
+                                      len(r.continuation)) for r in requests]
+
+    def loglikelihood_rolling(self, requests: Sequence[RollingRequest]) -> list[float]:
+        return [-float(len(r.text)) for r in requests]
+
+    def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
+        return "".join(f"<{t.role}>{t.content}</{t.role}>" for t in turns) + "<assistant>"
+
+
+def scripted_backend(name: str, model_args: dict[str, str],
+                     batch_size: int | Literal["auto"]) -> ScriptedLM:
+    """A ``harness.models`` factory: ``scripted:empty`` answers nothing, ``scripted:TEXT``
+    always answers TEXT (useful to run the CLI end to end without a real model)."""
+    return ScriptedLM("" if name == "empty" else name, name=name)
+
+
+def oracle_model(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> ScriptedLM:
+    """A model that gives every prompt of ``cfg``'s run of ``ref`` its reference answer
+    (generation) or puts the gold choice first (multiple choice)."""
+    from harness.runner import prepare
+    from harness.tasks.instances import build_instances
+
+    inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket)
+    prepared = prepare(spec, ref.address, inst, cfg, ScriptedLM())
+    answers: dict[str, str] = {}
+    scores: dict[tuple[str, str], float] = {}
+    prefix = spec.output.choice_prefix if isinstance(spec.output, MultipleChoiceOutput) else ""
+    for p in prepared:
+        if p.choices is None:
+            if answers.setdefault(p.prompt, p.target) != p.target:
+                raise AssertionError(
+                    f"{ref.address}: item {p.item.id} (template {p.template}) has the same "
+                    f"prompt as another item but a different answer: {p.prompt!r}"
+                )
+        else:
+            for i, c in enumerate(p.choices):
+                scores[(p.prompt, prefix + c)] = 0.0 if i == p.gold else -1.0
+    return ScriptedLM(answers, scores, name="oracle")
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    """What ``check_task_package`` found for one task."""
+
+    address: str  # task address, e.g. "mybench/digitsum"
+    origin: str  # provenance, e.g. "plugin:my-dist==1.0"
+    result: TaskResult  # the task's entry in the dry run's results.json
+    n_samples: int  # lines in its samples file (items × templates)
+
+
+def _task_refs(package: str | Path) -> tuple[TaskIndex, list[TaskRef], list[Path]]:
+    if isinstance(package, Path):
+        index = TaskIndex.build([package], providers=[])
+        return index, [r for r in index.refs.values() if r.origin != "builtin"], [package]
+    from harness.tasks.providers import from_plugin
+
+    found = [from_plugin(p) for p in plugins.discover(plugins.TASKS) if p.name == package]
+    if not found:
+        names = sorted({p.name for p in plugins.discover(plugins.TASKS)})
+        raise AssertionError(f"no installed package has a {plugins.TASKS!r} entry point named "
+                             f"{package!r} (installed: {', '.join(names) or 'none'})")
+    index = TaskIndex.build(providers=found)
+    index.load_providers(strict=True)
+    index.check_conflicts()
+    return index, [r for r in index.refs.values() if r.is_plugin], []
+
+
+def check_task_package(package: str | Path, *, model: LM | None = None, limit_per_bucket: int = 2,
+                       seed: int = 0, output_dir: Path | None = None) -> list[TaskCheck]:
+    """Validate every task of a package and dry-run each through the runner.
+
+    ``package`` is the name of a ``harness.tasks`` entry point (an installed package) or a
+    ``Path`` to a folder of task files. For every task: the spec is validated (schema,
+    generator, metric, templates); ``limit_per_bucket`` items per bucket of every template run
+    through the runner with ``model``, by default an oracle that answers each prompt with its
+    reference answer, so every sample must then score 1.0 (a check that extraction and metric
+    accept the task's own answers); results.json and the samples file are written under
+    ``output_dir`` (default: a temporary folder) and read back. Problems raise
+    ``AssertionError`` (or ``HarnessError`` for an invalid task) naming the task.
+    """
+    index, refs, include = _task_refs(package)
+    if not refs:
+        raise AssertionError(f"{package}: no task files found")
+    with tempfile.TemporaryDirectory(prefix="harness-check-") as tmp:
+        root = output_dir if output_dir is not None else Path(tmp)
+        return [_check_one(index, ref, model, limit_per_bucket, seed, root, include)
+                for ref in sorted(refs, key=lambda r: r.address)]
+
+
+def _check_one(index: TaskIndex, ref: TaskRef, model: LM | None, limit: int, seed: int,
+               root: Path, include: list[Path]) -> TaskCheck:
+    spec = index.spec(ref)
+    out = root / ref.address.replace("/", "__")
+    cfg = RunConfig(model="scripted:oracle", tasks=[ref.address], seed=seed,
+                    limit_per_bucket=limit, templates=["all"], output_dir=out,
+                    include_paths=include)
+    lm = model if model is not None else oracle_model(spec, ref, cfg)
+    res = evaluate(cfg, model=lm, index=index)
+    if not (out / "results.json").is_file():
+        raise AssertionError(f"{ref.address}: results.json was not written")
+    (task,) = res.tasks
+    samples = read_samples(out / task.samples_file)
+    expected = sum(rep.n for rep in task.templates)
+    if not samples or len(samples) != expected:
+        raise AssertionError(f"{ref.address}: {len(samples)} samples in {task.samples_file}, "
+                             f"results.json counts {expected}")
+    missing = {t.id for t in spec.templates} - {s.template for s in samples}
+    if missing:
+        raise AssertionError(f"{ref.address}: no samples for template(s) {', '.join(missing)}")
+    for rep in task.templates:
+        empty = [b.bucket for b in rep.buckets if b.n == 0]
+        if empty:
+            raise AssertionError(f"{ref.address}: no items in bucket(s) {', '.join(empty)}")
+    if model is None:
+        for s in samples:
+            if s.score != 1.0:
+                raise AssertionError(
+                    f"{ref.address}: item {s.id} (template {s.template}): the reference answer "
+                    f"{s.target!r} scored {s.score} (output {s.output!r}, extracted "
+                    f"{s.extracted!r}); check scoring.extract, scoring.metric and output.stop"
+                )
+    return TaskCheck(ref.address, ref.origin, task, len(samples))
