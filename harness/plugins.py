@@ -63,7 +63,7 @@ _WARNED: set[str] = set()
 
 def from_entry_point(group: str, ep: EntryPoint) -> Plugin:
     """The ``Plugin`` of one entry point (its distribution read from metadata)."""
-    dist = ep.dist
+    dist = getattr(ep, "dist", None)  # None for entry points built by hand
     return Plugin(group=group, name=ep.name, value=ep.value,
                   dist=(dist.name if dist is not None else None) or "unknown",
                   version=(dist.version if dist is not None else None) or "unknown",
@@ -141,6 +141,11 @@ def try_load(plugin: Plugin) -> object | None:
     except PluginError:
         warn(f"plugin {plugin.label}: {_FAILED.get(plugin, 'failed to load')}")
         return None
+
+
+def failure(plugin: Plugin) -> str | None:
+    """``Type: message`` of the plugin's failed import; None when it did not fail."""
+    return _FAILED.get(plugin)
 
 
 def status(plugin: Plugin) -> str:

@@ -35,7 +35,7 @@ from harness.tasks.spec import (
 def pick_templates(spec: TaskSpec, wanted: list[str] | None, task: str) -> list[TemplateSpec]:
     """The templates a run uses: the task's first by default, ``all``, or the named ones."""
     if not wanted:
-        return [spec.templates[0]]
+        return list(spec.templates) if spec.default_templates == "all" else [spec.templates[0]]
     if wanted == ["all"]:
         return list(spec.templates)
     by_id = {t.id: t for t in spec.templates}

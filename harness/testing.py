@@ -109,8 +109,10 @@ def oracle_model(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> ScriptedLM:
     from harness.runner import prepare
     from harness.tasks.instances import build_instances
 
-    inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket)
-    prepared = prepare(spec, ref.address, inst, cfg, ScriptedLM())
+    probe = ScriptedLM()
+    inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
+                           probe.count_tokens)
+    prepared = prepare(spec, ref.address, inst, cfg, probe)
     answers: dict[str, str] = {}
     scores: dict[tuple[str, str], float] = {}
     prefix = spec.output.choice_prefix if isinstance(spec.output, MultipleChoiceOutput) else ""

@@ -54,15 +54,18 @@ def list_plugins(
     for p in found:
         rows.setdefault((p.dist, p.version, p.group), []).append(p)
     table = Table(title=f"{len({p.dist for p in found})} plugin package(s)")
-    for col in ("distribution", "version", "group", "names", "status"):
-        table.add_column(col, overflow="fold")
+    table.add_column("distribution", no_wrap=True)
+    table.add_column("version", no_wrap=True)
+    table.add_column("group", no_wrap=True)  # entry-point group harness.<group>
+    table.add_column("names", overflow="fold")
+    table.add_column("status", overflow="fold")
     failed = False
     for (dist, version, group), eps in sorted(rows.items()):
         states = [_check(p) if check else plugins.status(p) for p in eps]
         failed = failed or any(s.startswith("error") for s in states)
         status = states[0] if len(set(states)) == 1 else "; ".join(
             f"{_shown_name(p)} {s}" for p, s in zip(eps, states, strict=True))
-        table.add_row(escape(dist), escape(version), group,
+        table.add_row(escape(dist), escape(version), group.removeprefix("harness."),
                       escape(", ".join(_shown_name(p) for p in eps)), escape(status))
     Console().print(table)
     if check and failed:

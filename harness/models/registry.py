@@ -67,12 +67,16 @@ def _factory(prefix: str) -> BackendFactory:
         return _FACTORIES[prefix]
     eps = _entry_points()
     if prefix in eps:
+        from harness import plugins  # loaded through it: one place for provenance and errors
+
+        plugins.find(ENTRY_POINT_GROUP, prefix, kind="model backend")  # two providers: error
+        plugin = plugins.from_entry_point(ENTRY_POINT_GROUP, eps[prefix])
         try:
-            loaded = eps[prefix].load()
-        except Exception as e:
+            loaded = plugins.load(plugin)
+        except plugins.PluginError as e:
             raise ModelLoadError(
                 f"--model {prefix}:...: could not load plugin entry point "
-                f"{eps[prefix].value!r} ({type(e).__name__}: {e})"
+                f"{eps[prefix].value!r} of {plugin.dist} ({plugins.failure(plugin)})"
             ) from e
         if not callable(loaded):
             raise ModelLoadError(

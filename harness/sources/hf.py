@@ -15,7 +15,16 @@ from harness.tasks.spec import DatasetSource
 
 
 def read_records(source: DatasetSource, base_dir: Path) -> list[dict[str, Any]]:
-    """All rows of the split, as dicts, in dataset order."""
+    """All rows of the split, as dicts, in dataset order.
+
+    A ``local_path`` that is a jsonl/csv/tsv file is read directly (no ``datasets`` needed)."""
+    if source.local_path:
+        local = resolve_path(source.local_path, base_dir)
+        if local.is_file():
+            from harness.sources.files import read_records as read_file
+            from harness.tasks.spec import FilesSource
+
+            return read_file(FilesSource(type="files", path=str(local)), base_dir)
     try:
         import datasets
     except ImportError:

@@ -195,6 +195,7 @@ class TaskSpec(_Spec):
     buckets: BucketsSpec  # ordered buckets over difficulty
     roles: RolesSpec  # ID vs OOD buckets
     templates: list[TemplateSpec] = Field(min_length=1)  # prompt variants (first is the default)
+    default_templates: Literal["first", "all"] = "first"  # which run without --templates
     fewshot: FewShotSpec = FewShotSpec()  # exemplars
     output: OutputSpec  # generation or multiple choice
     scoring: ScoringSpec = ScoringSpec()  # extraction and metric
