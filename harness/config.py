@@ -24,3 +24,4 @@ class RunConfig(BaseModel):
     batch_size: int | Literal["auto"] = "auto"  # model batch size
     output_dir: Path  # where results.json and samples/ go
     include_paths: list[Path] = []  # extra task folders
+    strategy: str = "direct"  # prompting strategy: direct, cot, least_to_most, self_ask

@@ -84,8 +84,10 @@ def discover_all(groups: Iterable[str] = GROUPS) -> list[Plugin]:
 
 
 def refresh() -> None:
-    """Forget discovered metadata (after installing a package in a running process)."""
+    """Forget discovered metadata (after installing a package in a running process) and which
+    warnings were printed already."""
     _DISCOVERED.clear()
+    _WARNED.clear()
 
 
 def conflict_message(kind: str, name: str, plugins: list[Plugin]) -> str:

@@ -6,9 +6,9 @@ All requests of a task go to the model in one call, so the backend can sort and 
 from __future__ import annotations
 
 import time
-from itertools import product
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
 
 from harness.analyses.registry import run_analyses
@@ -116,7 +116,12 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     t1 = time.perf_counter()
     if on_progress:
         on_progress(f"{ref.address}: {len(prepared)} prompts")
-    records = score_all(spec, prepared, model)
+    if cfg.strategy == "direct":
+        records = score_all(spec, prepared, model)
+    else:
+        from harness.strategies import run_strategy
+
+        records = run_strategy(cfg.strategy, spec, ref.address, prepared, inst.pool, model)
     t2 = time.perf_counter()
     path = samples_path(cfg.output_dir, ref.address)
     writer = SampleWriter(path)

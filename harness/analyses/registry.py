@@ -39,7 +39,9 @@ class AnalysisResult(BaseModel):
 AnalysisFn = Callable[[Sequence[SampleRecord], Sequence[Bucket], dict[str, Any], int], AnalysisResult]
 
 # modules that register built-in analyses when imported (suites add theirs here)
-_BUILTIN_MODULES: tuple[str, ...] = ()
+_BUILTIN_MODULES: tuple[str, ...] = ("harness.analyses.lengthgen", "harness.analyses.easy2hard",
+                                     "harness.analyses.compositionality",
+                                     "harness.analyses.multiprompt")
 
 _REGISTRY: dict[str, AnalysisFn] = {}
 

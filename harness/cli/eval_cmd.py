@@ -34,13 +34,16 @@ def eval_command(
     templates: Annotated[str | None, typer.Option(help="Template ids (comma-separated) or 'all'.")] = None,  # noqa: UP007
     num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override each task's few-shot k.")] = None,  # noqa: UP007
     include_path: Annotated[list[Path] | None, typer.Option(help="Extra task folder (repeatable).")] = None,  # noqa: UP007
+    strategy: Annotated[str, typer.Option(help="direct, cot, least_to_most, self_ask.")] = "direct",
 ) -> None:
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
     from harness.cli.report import print_results
     from harness.config import RunConfig
     from harness.evaluate import evaluate
     from harness.models.registry import parse_model_args
+    from harness.strategies import check_strategy
 
+    check_strategy(strategy)
     bs = _batch_size(batch_size)
     cfg = RunConfig(
         model=model, model_args=parse_model_args(model_args), tasks=tasks, seed=seed,
@@ -48,6 +51,7 @@ def eval_command(
         templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
         num_fewshot=num_fewshot, apply_chat_template=apply_chat_template,
         batch_size=bs, output_dir=output_dir, include_paths=include_path or [],
+        strategy=strategy,
     )
     if output_dir.exists() and not output_dir.is_dir():
         raise HarnessError(f"--output-dir: {output_dir} exists and is not a folder")

@@ -45,7 +45,7 @@ def list_plugins(
         "--check", help="Import every plugin (and validate task packages); exit 1 on errors.")
     ] = False,
 ) -> None:
-    """List installed plugins without importing them (``--check`` imports and reports)."""
+    """List installed plugins without importing them (--check: import each and report)."""
     found = plugins.discover_all()
     if not found:
         typer.echo("no plugins installed (entry-point groups: " + ", ".join(plugins.GROUPS) + ")")

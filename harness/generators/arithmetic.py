@@ -1,4 +1,9 @@
-"""Arithmetic generators (length generalization over the number of digits)."""
+"""Arithmetic generators (length generalization over the number of digits).
+
+Each record carries the operands, the answer (``target``) and a one-line worked solution
+(``scratchpad``) that a task's template ``target:`` can render for exemplars, so the same items
+serve direct and scratchpad prompting (Anil et al. 2022; Zhou et al. 2024).
+"""
 
 from __future__ import annotations
 
@@ -17,9 +22,28 @@ def random_number(rng: random.Random, digits: int) -> int:
     return rng.randrange(10 ** (digits - 1), 10**digits)
 
 
-@generator("addition", difficulty="digits per operand", fields=("a", "b", "digits", "target"))
+def addition_steps(a: int, b: int) -> str:
+    """Column addition from the least significant digit, one ``x+y+carry=s`` step per column.
+
+    ``addition_steps(457, 168)`` is ``"7+8+0=15, 5+6+1=12, 4+1+1=6."``; a final carry shows up
+    in the last step's sum (``"9+9+0=18."`` for 9 + 9).
+    """
+    da, db = str(a)[::-1], str(b)[::-1]
+    steps, carry = [], 0
+    for i in range(max(len(da), len(db))):
+        x = int(da[i]) if i < len(da) else 0
+        y = int(db[i]) if i < len(db) else 0
+        s = x + y + carry
+        steps.append(f"{x}+{y}+{carry}={s}")
+        carry = s // 10
+    return ", ".join(steps) + "."
+
+
+@generator("addition", difficulty="digits per operand",
+           fields=("a", "b", "digits", "target", "scratchpad"))
 def addition(rng: random.Random, difficulty: int, *, reverse_output: bool = False) -> dict[str, Any]:
-    """a + b with both operands of ``difficulty`` digits; optionally the sum's digits reversed."""
+    """a + b with both operands of ``difficulty`` digits; optionally the sum's digits reversed
+    (least significant first, the order in which column addition produces them)."""
     a = random_number(rng, difficulty)
     b = random_number(rng, difficulty)
     total = str(a + b)
@@ -28,4 +52,20 @@ def addition(rng: random.Random, difficulty: int, *, reverse_output: bool = Fals
         "b": b,
         "digits": difficulty,
         "target": total[::-1] if reverse_output else total,
+        "scratchpad": addition_steps(a, b),
     }
+
+
+@generator("multiplication", difficulty="digits of the first operand",
+           fields=("a", "b", "digits", "b_digits", "target"))
+def multiplication(
+    rng: random.Random, difficulty: int, *, b_digits: int | None = None
+) -> dict[str, Any]:
+    """a × b with ``a`` of ``difficulty`` digits and ``b`` of ``b_digits`` digits (default: the
+    same as ``a``, i.e. n × n multiplication as in Dziri et al. 2023)."""
+    m = difficulty if b_digits is None else b_digits
+    if m < 1:
+        raise ValueError("b_digits must be >= 1")
+    a = random_number(rng, difficulty)
+    b = random_number(rng, m)
+    return {"a": a, "b": b, "digits": difficulty, "b_digits": m, "target": str(a * b)}

@@ -17,7 +17,12 @@ from harness.errors import UnknownNameError, did_you_mean
 
 GeneratorFn = Callable[..., dict[str, Any]]
 
-_BUILTIN_MODULES = ("harness.generators.arithmetic", "harness.generators.sequences")
+_BUILTIN_MODULES = ("harness.generators.arithmetic", "harness.generators.sequences",
+                    "harness.generators.assignment", "harness.generators.passkey",
+                    "harness.generators.ladder",
+                    "harness.generators.scan", "harness.generators.kb",
+                    "harness.generators.pcfgset",
+                    "harness.generators.rewriting", "harness.generators.lmentry")
 
 
 @dataclass(frozen=True)

@@ -38,3 +38,68 @@ def reverse(
     """Reverse a random string of ``difficulty`` symbols (joined by ``sep``)."""
     s = random_symbols(rng, difficulty, alphabet)
     return _record(s, s[::-1], sep)
+
+
+@generator("sort", difficulty="string length", fields=("text", "length", "target"))
+def sort(
+    rng: random.Random, difficulty: int, *, alphabet: str = string.ascii_lowercase, sep: str = " "
+) -> dict[str, Any]:
+    """Sort a random string of ``difficulty`` symbols (with repeats) by their order in
+    ``alphabet``."""
+    s = random_symbols(rng, difficulty, alphabet)
+    return _record(s, sorted(s, key=alphabet.index), sep)
+
+
+@generator("parity", difficulty="bits", fields=("text", "length", "target", "scratchpad"))
+def parity(rng: random.Random, difficulty: int, *, sep: str = " ") -> dict[str, Any]:
+    """Parity (1 when the number of ones is odd, else 0) of ``difficulty`` random bits.
+
+    ``scratchpad`` is the running parity after each bit (Anil et al. 2022's scratchpad idea):
+    for ``1 0 1 1`` it is ``1 1 0 1``; its last entry is the answer."""
+    bits = random_symbols(rng, difficulty, "01")
+    running, p = [], 0
+    for bit in bits:
+        p ^= int(bit)
+        running.append(str(p))
+    return {
+        "text": sep.join(bits), "length": difficulty, "target": str(p),
+        "scratchpad": sep.join(running),
+    }
+
+
+@generator("count", difficulty="numbers to write", fields=("start", "end", "length", "target"))
+def count(
+    rng: random.Random, difficulty: int, *, max_start: int = 100, sep: str = " "
+) -> dict[str, Any]:
+    """Count from ``start`` to ``end`` (``difficulty`` numbers, inclusive; Zhou et al. 2023's
+    counting task); ``start`` is uniform in ``[0, max_start)``."""
+    if difficulty < 1:
+        raise ValueError("length must be >= 1")
+    if max_start < 1:
+        raise ValueError("max_start must be >= 1")
+    start = rng.randrange(max_start)
+    end = start + difficulty - 1
+    return {
+        "start": start, "end": end, "length": difficulty,
+        "target": sep.join(str(i) for i in range(start, end + 1)),
+    }
+
+
+@generator("mode", difficulty="string length", fields=("text", "length", "target"))
+def mode(
+    rng: random.Random, difficulty: int, *, alphabet: str = "abcdef", sep: str = " "
+) -> dict[str, Any]:
+    """The most frequent symbol of a random string of ``difficulty`` symbols; the string is
+    made to have exactly one most frequent symbol (Zhou et al. 2023's mode task).
+
+    When the draw ties, the tied symbol drawn first wins: the last occurrence of each other
+    tied symbol is replaced by it, which leaves the winner strictly ahead."""
+    s = random_symbols(rng, difficulty, alphabet)
+    counts = {c: s.count(c) for c in alphabet}
+    top = max(counts.values())
+    tied = [c for c in dict.fromkeys(s) if counts[c] == top]
+    winner = tied[0]
+    for c in tied[1:]:
+        last = len(s) - 1 - s[::-1].index(c)
+        s[last] = winner
+    return {"text": sep.join(s), "length": difficulty, "target": winner}

@@ -8,6 +8,9 @@ Kinds:
   pattern has one, else the whole match; no match (or a group that did not take part) gives "".
 - ``last_number``: the last integer or decimal in the text, with an optional sign, thousands
   commas removed (``"The answer is 1,234."`` gives ``"1234"``); no number gives "".
+- ``boxed``: the content of the last ``\\boxed{...}`` or ``\\fbox{...}`` (braces balanced, so
+  ``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``); also ``\\boxed 5`` (one token, no
+  braces); a box left unclosed (cut-off output) is skipped for the one before; none gives "".
 """
 
 from __future__ import annotations
@@ -64,6 +67,26 @@ def _last_number(text: str) -> str:
     return num[1:] if num.startswith("+") else num
 
 
+_BOX = re.compile(r"\\(?:boxed|fbox)\b\s*")
+
+
+def last_boxed(text: str) -> str:
+    """Content of the last ``\\boxed{…}`` / ``\\fbox{…}`` in ``text`` ("" when there is none)."""
+    starts = [m.end() for m in _BOX.finditer(text)]
+    for start in reversed(starts):
+        if start < len(text) and text[start] == "{":
+            depth = 0
+            for i in range(start, len(text)):
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                if depth == 0:
+                    return text[start + 1 : i].strip()
+            continue  # unclosed: try an earlier box
+        m = re.match(r"[^\s$]+", text[start:])  # "\boxed 5$" (no braces)
+        if m:
+            return m.group(0)
+    return ""
+
+
 def extract(text: str, spec: ExtractSpec) -> str:
     """The answer in ``text`` according to ``spec`` ("" when there is none)."""
     if spec.kind == "strip":
@@ -74,4 +97,6 @@ def extract(text: str, spec: ExtractSpec) -> str:
         return _regex(text, spec.pattern)
     if spec.kind == "last_number":
         return _last_number(text)
+    if spec.kind == "boxed":
+        return last_boxed(text)
     raise TaskSpecError(f"scoring.extract.kind: unknown kind {spec.kind!r}")  # pragma: no cover

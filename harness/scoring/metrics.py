@@ -138,3 +138,38 @@ def numeric_match(extracted: str, target: str) -> float:
     if a.denominator == 1 and b.denominator == 1:
         return 1.0 if a == b else 0.0
     return 1.0 if abs(a - b) <= _REL_TOL * max(abs(a), abs(b)) else 0.0
+
+
+@metric("string_match_all")
+def string_match_all(extracted: str, target: str) -> float:
+    """RULER's ``string_match_all``: the fraction of references (the target's non-empty lines)
+    that occur in the answer, case-insensitively (1.0: every reference is there)."""
+    refs = [r.strip().lower() for r in target.splitlines() if r.strip()]
+    if not refs:
+        return 0.0
+    pred = extracted.lower()
+    return sum(1.0 for r in refs if r in pred) / len(refs)
+
+
+@metric("last_number_match")
+def last_number_match(extracted: str, target: str) -> float:
+    """``numeric_match`` of the last number in the answer and the last number in the target:
+    for scratchpad templates, whose reference is a worked solution ending in the answer."""
+    from harness.scoring.extract import extract
+    from harness.tasks.spec import ExtractSpec
+
+    last = ExtractSpec(kind="last_number")
+    return numeric_match(extract(extracted, last), extract(target, last))
+
+
+@metric("math_equiv")
+def math_equiv_metric(extracted: str, target: str) -> float:
+    """1.0 when the answer is equivalent to the target under ``harness.scoring.math_equiv``; a
+    target holding a worked solution is first reduced to its last ``\\boxed{}`` (MATH format)."""
+    from harness.scoring.extract import last_boxed
+    from harness.scoring.math_equiv import math_equiv
+
+    reference = last_boxed(target) if "\\boxed" in target or "\\fbox" in target else target
+    if not extracted.strip() or not reference.strip():
+        return 0.0
+    return 1.0 if math_equiv(extracted, reference) else 0.0

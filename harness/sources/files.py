@@ -18,9 +18,45 @@ def resolve_path(raw: str, base_dir: Path) -> Path:
     return p if p.is_absolute() else (base_dir / p)
 
 
+def cache_dir() -> Path:
+    """Where downloaded data files go: ``$GENHARNESS_CACHE_DIR/data`` or the user cache dir."""
+    import platformdirs
+
+    env = os.environ.get("GENHARNESS_CACHE_DIR")
+    root = Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("genharness"))
+    return root / "data"
+
+
+def fetch_file(path: Path, url: str | None, sha256: str | None = None) -> Path:
+    """``path`` when it exists; else ``url`` downloaded once into ``cache_dir()`` (keyed by the
+    URL's hash, checked against ``sha256`` when given) and the cached copy's path."""
+    import hashlib
+    import urllib.error
+    import urllib.request
+
+    if path.exists() or not url:
+        return path
+    name = url.rstrip("/").rsplit("/", 1)[-1] or "data"
+    dest = cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16] / name
+    if not dest.exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(dest.suffix + ".part")
+        try:
+            with urllib.request.urlopen(url, timeout=60) as r, tmp.open("wb") as f:
+                f.write(r.read())
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            raise HarnessError(f"source.url: cannot download {url}: {e}") from None
+        digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
+        if sha256 and digest != sha256.lower():
+            tmp.unlink()
+            raise HarnessError(f"source.sha256: {url} has sha256 {digest}, expected {sha256}")
+        tmp.replace(dest)
+    return dest
+
+
 def read_records(source: FilesSource, base_dir: Path) -> list[dict[str, Any]]:
-    """All records of the file, in file order."""
-    path = resolve_path(source.path, base_dir)
+    """All records of the file, in file order (downloaded from ``url`` when ``path`` is absent)."""
+    path = fetch_file(resolve_path(source.path, base_dir), source.url, source.sha256)
     fmt: str = source.format
     if fmt == "auto":
         fmt = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(

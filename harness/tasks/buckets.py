@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,10 +47,23 @@ class Bucket:
         return list(range(math.ceil(self.lo), math.ceil(self.hi)))
 
 
-def build_buckets(buckets: BucketsSpec, roles: RolesSpec) -> list[Bucket]:
-    """Turn the spec into ordered buckets with roles; errors name the spec key (ValueError)."""
+def build_buckets(
+    buckets: BucketsSpec, roles: RolesSpec, difficulties: Sequence[float] | None = None
+) -> list[Bucket]:
+    """Turn the spec into ordered buckets with roles; errors name the spec key (ValueError).
+
+    ``buckets.quantiles`` cuts ``difficulties`` (the data's values) at its quantiles; without
+    them (listing, validation) the buckets q1..qN get NaN bounds and hold nothing."""
     spans: list[tuple[str, float, float, bool]] = []
-    if buckets.values is not None:
+    if buckets.quantiles is not None:
+        from harness.sources.difficulty import quantile_edges, quantile_labels
+
+        if roles.id is None:
+            raise ValueError("roles: quantile buckets need roles.id (labels q1..qN), not id_max")
+        n, names = buckets.quantiles, quantile_labels(buckets.quantiles)
+        e = quantile_edges(difficulties, n) if difficulties is not None else [math.nan] * (n + 1)
+        spans = [(names[i], e[i], e[i + 1], i == n - 1) for i in range(n)]
+    elif buckets.values is not None:
         spans = [(format_value(v), v, v, True) for v in buckets.values]
     else:
         assert buckets.edges is not None

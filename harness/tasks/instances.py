@@ -41,9 +41,14 @@ class InstanceSet:
     dropped: int  # source records outside every bucket
 
 
-def _difficulty(rec: Mapping[str, Any], field: str, where: str) -> float:
+def _difficulty(rec: Mapping[str, Any], field: str, where: str, pattern: str | None = None
+                ) -> float | None:
     if field not in rec:
         raise HarnessError(f"{where}: record has no difficulty field {field!r} (fields.difficulty)")
+    if pattern is not None:  # e.g. "Level 3" → 3.0; no match → None (the record is dropped)
+        from harness.sources.difficulty import parse_difficulty
+
+        return parse_difficulty(rec[field], pattern)
     try:
         return float(rec[field])
     except (TypeError, ValueError):
@@ -82,9 +87,10 @@ def _from_records(
         if rid in seen:
             raise HarnessError(f"{task}: duplicate item id {rid!r} (fields.id)")
         seen.add(rid)
-        d = _difficulty(rec, spec.fields.difficulty, f"{task}: item {rid}")
-        b = assign(list(buckets), d)
-        if b is None:
+        d = _difficulty(rec, spec.fields.difficulty, f"{task}: item {rid}",
+                        spec.fields.difficulty_pattern)
+        b = assign(list(buckets), d) if d is not None else None
+        if d is None or b is None:
             dropped += 1
             continue
         items.append(Instance(rid, rec, d, b))
@@ -119,6 +125,23 @@ def pool_buckets(spec: TaskSpec, buckets: Sequence[Bucket]) -> list[Bucket]:
     return [b for b in buckets if b.label in wanted]
 
 
+def _buckets(spec: TaskSpec, task: str, records: list[dict[str, Any]] | None) -> list[Bucket]:
+    """The task's buckets; quantile buckets are cut from the records' difficulties."""
+    if spec.buckets.quantiles is None:
+        return build_buckets(spec.buckets, spec.roles)
+    if records is None:
+        raise HarnessError(f"{task}: buckets.quantiles needs a files or dataset source")
+    values = [
+        d for n, rec in enumerate(records)
+        if (d := _difficulty(rec, spec.fields.difficulty, f"{task}: record {n}",
+                             spec.fields.difficulty_pattern)) is not None
+    ]
+    try:
+        return build_buckets(spec.buckets, spec.roles, values)
+    except ValueError as e:
+        raise HarnessError(f"{task}: {e}") from None
+
+
 def _needs_pool(spec: TaskSpec) -> bool:
     return bool(spec.fewshot.k) or any(c.k for c in spec.fewshot.conditions)
 
@@ -131,15 +154,17 @@ def build_instances(
     ``count_tokens``: the model's token counter, for lengths measured in model tokens)."""
     from harness.sources import read_source
 
-    buckets = build_buckets(spec.buckets, spec.roles)
-    in_pool = pool_buckets(spec, buckets)
     src, pool_src = spec.source, spec.fewshot.source or spec.source
+    records = None if isinstance(src, GeneratorSource) else read_source(src, base_dir)
+    buckets = _buckets(spec, task, records)
+    in_pool = pool_buckets(spec, buckets)
     pool: list[Instance] = []
     if isinstance(src, GeneratorSource):
         n = min(src.per_bucket, limit_per_bucket) if limit_per_bucket else src.per_bucket
         items, dropped = _generate(spec, task, src, buckets, seed, n, "eval", count_tokens), 0
     else:
-        all_items, dropped = _from_records(spec, task, read_source(src, base_dir), buckets)
+        assert records is not None
+        all_items, dropped = _from_records(spec, task, records, buckets)
         items = _limit(all_items, limit_per_bucket, seed, task)
         if pool_src is src:
             pool = all_items

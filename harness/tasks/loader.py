@@ -169,6 +169,8 @@ def load_spec(path: str | Path) -> TaskSpec:
         _, node = read_yaml(p.resolve())
         raise TaskSpecError(_first_error(p, e, node)) from None
     from harness.tasks.checks import check_spec
+    from harness.tasks.template_sets import expand_templates
 
+    spec = expand_templates(spec, p)  # `templates_from:` rows, seen ids for multi_prompt
     check_spec(spec, p)
     return spec

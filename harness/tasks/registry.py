@@ -57,6 +57,7 @@ class TaskIndex:
     _specs: dict[str, TaskSpec] = field(default_factory=dict, repr=False)
     _conflicts: dict[str, list[TaskRef]] = field(default_factory=dict, repr=False)
     _broken: dict[str, str] = field(default_factory=dict, repr=False)  # invalid plugin tasks
+    _failed: dict[str, str] = field(default_factory=dict, repr=False)  # namespace → its error
 
     @classmethod
     def build(cls, include_paths: Iterable[Path] = (),
@@ -100,6 +101,7 @@ class TaskIndex:
             except PluginError as e:
                 if strict:
                     raise
+                self._failed.setdefault(prov.name, str(e))
                 plugins.warn(str(e))
                 continue
             for ref in new:
@@ -167,9 +169,9 @@ class TaskIndex:
     def _suite_conflicts(self, name: str) -> None:
         for address, refs in self._conflicts.items():
             declared: set[str] = set()
-            for r in refs:
+            for r in refs:  # parsed without caching: the cache is by address
                 with contextlib.suppress(HarnessError):  # an invalid task declares nothing
-                    declared.update(self.spec(r).suites)
+                    declared.update((r.spec or load_spec(r.path)).suites)
             if name == refs[0].folder or name == refs[0].name or name in declared:
                 raise conflict_error(address, refs)
 
@@ -206,6 +208,9 @@ class TaskIndex:
                 f"task name {name!r} is ambiguous: {', '.join(sorted(r.address for r in bare))}"
             )
         suites = self.suites()
+        namespace = name.split("/", 1)[0]
+        if namespace in self._failed and name not in suites:  # asked for a broken plugin's tasks
+            raise HarnessError(self._failed[namespace])
         for address, message in self._broken.items():  # asked for its own namespace: an error
             if address.split("/", 1)[0] == name:
                 raise HarnessError(message)

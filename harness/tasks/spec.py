@@ -33,6 +33,8 @@ class FilesSource(_Spec):
     type: Literal["files"]  # discriminator
     path: str  # file path, relative to the task file; `~` and $VARS are expanded
     format: Literal["jsonl", "csv", "tsv", "auto"] = "auto"  # auto: from the file extension
+    url: str | None = None  # download URL used when `path` is absent (cached; see fetch_file)
+    sha256: str | None = None  # expected sha256 of the downloaded file (checked once)
 
 
 class DatasetSource(_Spec):
@@ -56,6 +58,7 @@ class FieldsSpec(_Spec):
     difficulty: str = "difficulty"  # numeric field used for bucketing
     id: str | None = None  # field with a stable item id; default: position in the source
     meta: list[str] = []  # record fields copied into each sample's `meta` (links, analyses)
+    difficulty_pattern: str | None = None  # regex giving the number in e.g. "Level 3" (group 1)
 
 
 class BucketsSpec(_Spec):
@@ -63,9 +66,14 @@ class BucketsSpec(_Spec):
 
     values: list[float] | None = None  # one bucket per listed value, in this order
     edges: list[float] | None = None  # ascending; bucket i holds edges[i] <= d < edges[i+1]
+    quantiles: int | None = Field(None, ge=2)  # N equal-count buckets q1..qN cut from the data
 
     @model_validator(mode="after")
     def _one_kind(self) -> BucketsSpec:
+        if self.quantiles is not None:
+            if self.values is not None or self.edges is not None:
+                raise ValueError("give exactly one of 'values', 'edges' or 'quantiles'")
+            return self
         if (self.values is None) == (self.edges is None):
             raise ValueError("give exactly one of 'values' or 'edges'")
         seq = self.values if self.values is not None else self.edges
@@ -96,6 +104,22 @@ class TemplateSpec(_Spec):
     id: str  # short name, unique within the task
     prompt: str  # Jinja2 template rendering the question
     target: str | None = None  # Jinja2 template rendering an exemplar's answer; default: the target
+    seen: bool = True  # multi-prompt: a "seen" (e.g. official) template, or an unseen paraphrase
+
+
+class TemplatesFromSpec(_Spec):
+    """Templates read from a paraphrase table (see ``harness.tasks.template_sets``)."""
+
+    path: str  # paraphrase CSV (Mizrahi et al. format); `~`/$VARS expanded; relative: task folder
+    url: str | None = None  # where users get the file (informational)
+    ids: list[int] | None = None  # paraphrase indices to use; default: every eligible one
+    limit: int | None = Field(None, ge=1)  # at most this many eligible paraphrases (seeded draw)
+    sample_seed: int = 0  # seed of the `limit` draw
+    methods: list[str] | None = None  # keep only these generation methods (e.g. rephrase)
+    correct_only: bool = True  # drop paraphrases manually judged incorrect
+    defaults: Literal["seen", "unseen", "skip"] = "skip"  # rows marked as default prompts
+    mode: Literal["append", "replace"] = "append"  # add to `templates`, or replace them
+    id_prefix: str = "p"  # template id = prefix + paraphrase index
 
 
 class FewShotCondition(_Spec):
@@ -147,7 +171,7 @@ OutputSpec = Annotated[GenerateOutput | MultipleChoiceOutput, Field(discriminato
 class ExtractSpec(_Spec):
     """How the answer is taken from raw generated text."""
 
-    kind: Literal["strip", "first_line", "regex", "last_number"] = "strip"  # extraction rule
+    kind: Literal["strip", "first_line", "regex", "last_number", "boxed"] = "strip"  # rule
     pattern: str | None = None  # regex for kind=regex (first group, else whole match)
 
 
@@ -201,6 +225,8 @@ class TaskSpec(_Spec):
     scoring: ScoringSpec = ScoringSpec()  # extraction and metric
     gaps: GapsSpec = GapsSpec()  # gap metrics
     analyses: list[AnalysisSpec] = []  # further task-level analyses (see harness.analyses)
+    strategies: dict[str, dict[str, Any]] = {}  # per-strategy prompt params (harness.strategies)
+    templates_from: TemplatesFromSpec | None = None  # more templates from a paraphrase file
 
     @model_validator(mode="after")
     def _unique_templates(self) -> TaskSpec:

@@ -24,7 +24,8 @@ def harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 def test_eval_on_tiny_hf_model(tiny_model_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    r = harness("eval", "--model", f"hf:{tiny_model_dir}", "--tasks", "lengthgen",
+    tasks = "lengthgen/addition,lengthgen/copy,lengthgen/reverse"
+    r = harness("eval", "--model", f"hf:{tiny_model_dir}", "--tasks", tasks,
                 "--limit-per-bucket", "2", "--seed", "0", "--output-dir", str(out),
                 "--batch-size", "8")
     assert r.returncode == 0, r.stderr

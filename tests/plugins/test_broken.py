@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugins.fakedist import BROKEN_MODULE, SCRIPTED, harness, make_dist, warnings_in
+from tests.plugins.fakedist import (
+    BROKEN_MODULE,
+    SCRIPTED,
+    harness,
+    make_dist,
+    task_yaml,
+    warnings_in,
+)
 
 
 @pytest.fixture()
@@ -62,14 +69,17 @@ def test_eval_of_builtin_task_never_imports_plugins(site: Path, tmp_path: Path) 
 def test_suite_run_warns_once_and_completes(site: Path, tmp_path: Path) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
-    r = harness(site, "eval", "--model", "scripted:empty", "--tasks", "lengthgen",
-                "--limit-per-bucket", "1", "--output-dir", str(tmp_path / "run"), markers=markers)
+    (tmp_path / "inc" / "mine").mkdir(parents=True)
+    for name in ("one", "two"):
+        (tmp_path / "inc" / "mine" / f"{name}.yaml").write_text(task_yaml(name))
+    r = harness(site, "eval", "--model", "scripted:empty", "--tasks", "mine",
+                "--include-path", str(tmp_path / "inc"), "--limit-per-bucket", "1",
+                "--output-dir", str(tmp_path / "run"), markers=markers)
     assert r.returncode == 0, r.stderr
     (line,) = warnings_in(r.stderr)  # a suite could have plugin members: plugins are loaded
     assert line.startswith("warning: plugin broken-plugin (harness.tasks:brokenbench)")
     res = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert [t["task"] for t in res["tasks"]] == ["lengthgen/addition", "lengthgen/copy",
-                                                 "lengthgen/reverse"]
+    assert [t["task"] for t in res["tasks"]] == ["mine/one", "mine/two"]
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -91,8 +101,6 @@ def test_task_using_broken_generator_or_metric(site: Path, tmp_path: Path) -> No
     for key, value in (("generator", "brokengen"), ("metric", "brokenmetric")):
         d = tmp_path / key
         d.mkdir()
-        from tests.plugins.fakedist import task_yaml
-
         kwargs = {key: value}
         (d / "t.yaml").write_text(task_yaml("t", **kwargs))
         r = harness(site, "tasks", "validate", str(d / "t.yaml"), markers=tmp_path)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.testing import check_task_package
 from harness_example.model import make_model
+
+from harness.testing import check_task_package
 
 
 def test_every_task_validates_and_dry_runs(tmp_path: Path) -> None:

@@ -17,7 +17,9 @@ from harness.generators.registry import generator
 
 @generator("digit_list", difficulty="number of digits in the list",
            fields=("digits", "length", "target"))
-def digit_list(rng: random.Random, difficulty: int, *, low: int = 0, high: int = 9) -> dict[str, Any]:
+def digit_list(
+    rng: random.Random, difficulty: int, *, low: int = 0, high: int = 9
+) -> dict[str, Any]:
     """``difficulty`` digits drawn uniformly from ``low..high``, space-separated, and their sum."""
     if difficulty < 1:
         raise ValueError("the list needs at least one digit")

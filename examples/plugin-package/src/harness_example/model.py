@@ -70,7 +70,9 @@ def make_model(name: str, model_args: dict[str, str],
                batch_size: int | Literal["auto"]) -> LM:
     """The ``example:`` backend factory: ``example:rules`` with optional ``capacity=N``."""
     if name != "rules":
-        raise ModelLoadError(f"--model example:{name}: unknown model; the only one is example:rules")
+        raise ModelLoadError(
+            f"--model example:{name}: unknown model; the only one is example:rules"
+        )
     unknown = sorted(set(model_args) - {"capacity"})
     if unknown:
         raise ModelLoadError(f"--model-args: example:rules takes only capacity=N, got {unknown}")
