@@ -53,7 +53,8 @@ def conditions(spec: TaskSpec) -> list[FewShotCondition]:
     return list(spec.fewshot.conditions) or [FewShotCondition(id="")]
 
 
-def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig, model: LM) -> list[Prepared]:
+def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
+            model: LM) -> list[Prepared]:
     """Every (template, condition, item) triple with its exact prompt and target."""
     out: list[Prepared] = []
     for tpl, cond in product(pick_templates(spec, cfg.templates, task), conditions(spec)):
@@ -88,7 +89,8 @@ def score_all(spec: TaskSpec, prepared: list[Prepared], model: LM) -> list[Sampl
         return [score_generation(spec, p, r.text) for p, r in zip(prepared, resps, strict=True)]
     assert isinstance(out, MultipleChoiceOutput)
     conts = [[out.choice_prefix + c for c in (p.choices or [])] for p in prepared]
-    ll_reqs = [LoglikelihoodRequest(p.prompt, c) for p, cs in zip(prepared, conts) for c in cs]
+    ll_reqs = [LoglikelihoodRequest(p.prompt, c) for p, cs in zip(prepared, conts, strict=True)
+               for c in cs]
     ll = model.loglikelihood(ll_reqs)
     records, pos = [], 0
     for p, cs in zip(prepared, conts, strict=True):

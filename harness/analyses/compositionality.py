@@ -55,8 +55,9 @@ def compositionality_gap(samples: Sequence[SampleRecord], buckets: Sequence[Buck
     group_by = params.get("group_by")
     templates = {s.template for s in samples}
     if two_hop not in templates or any(t not in templates for t in subs):
-        raise ValueError(f"needs samples of templates {[two_hop, *subs]} "
-                         f"(run with --templates all); got {sorted(templates)}")
+        note = f"needs templates {[two_hop, *subs]} (e.g. --templates all); ran {sorted(templates)}"
+        return AnalysisResult(name="compositionality_gap", value=None, n=0,
+                              details={"skipped": note})
     pairs = gap_counts(samples, two_hop, subs)
     wrong = [w for _, w in pairs]
     details: dict[str, Any] = {

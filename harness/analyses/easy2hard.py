@@ -32,7 +32,7 @@ import numpy.typing as npt
 from harness.analyses.registry import AnalysisResult, analysis
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import Z95, r10
-from harness.tasks.buckets import Bucket
+from harness.tasks.buckets import Bucket, format_value
 
 Floats = npt.NDArray[np.float64]
 
@@ -127,7 +127,7 @@ def critical_complexity(samples: Sequence[SampleRecord], buckets: Sequence[Bucke
     gaps = [float(r["gap"]) for r in rows]  # type: ignore[arg-type]
     best = levels[int(np.argmax(gaps))]  # argmax takes the first (lowest) level on ties
     winners = np.argmax(np.vstack(boot), axis=0)
-    share = {str(lv): r10(float(np.mean(winners == i))) for i, lv in enumerate(levels)}
+    share = {format_value(lv): r10(float(np.mean(winners == i))) for i, lv in enumerate(levels)}
     n = sum(len(scores[lv]["ID"]) + len(scores[lv]["OOD"]) for lv in levels)
     return AnalysisResult(name="critical_complexity", value=best, n=n,
                           details={"levels": rows, "argmax_share": share})

@@ -41,7 +41,9 @@ def addition_steps(a: int, b: int) -> str:
 
 @generator("addition", difficulty="digits per operand",
            fields=("a", "b", "digits", "target", "scratchpad"))
-def addition(rng: random.Random, difficulty: int, *, reverse_output: bool = False) -> dict[str, Any]:
+def addition(
+    rng: random.Random, difficulty: int, *, reverse_output: bool = False
+) -> dict[str, Any]:
     """a + b with both operands of ``difficulty`` digits; optionally the sum's digits reversed
     (least significant first, the order in which column addition produces them)."""
     a = random_number(rng, difficulty)

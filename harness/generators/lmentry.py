@@ -27,11 +27,11 @@ from harness.generators.registry import generator
 
 
 def _length_gap(ex: Mapping[str, Any]) -> int:
-    return min(abs(len(str(ex["word1"])) - len(str(ex["word2"]))), 3)
+    return min(abs(len(str(ex["word1"])) - len(str(ex["word2"]))), 2)
 
 
 def _position(ex: Mapping[str, Any]) -> int:
-    return min(int(ex["more_info"]["query_position_in_sentence"]), 4)
+    return min(int(ex["more_info"]["query_position_in_sentence"]), 3)
 
 
 def _distractor(ex: Mapping[str, Any]) -> int:
@@ -41,9 +41,9 @@ def _distractor(ex: Mapping[str, Any]) -> int:
 # difficulty name -> (what it means, function of an official instance)
 DIFFICULTIES: dict[str, tuple[str, Callable[[Mapping[str, Any]], int]]] = {
     "none": ("constant 0 (one bucket)", lambda ex: 0),
-    "length_gap": ("|len(word1) - len(word2)| in letters, 3 = 3 or more (1 is hardest)",
+    "length_gap": ("|len(word1) - len(word2)| in letters, 2 = 2 or more (1 is hardest)",
                    _length_gap),
-    "position": ("0-based position of the query word in the sentence, 4 = 4 or more", _position),
+    "position": ("0-based position of the query word in the sentence, 3 = 3 or more", _position),
     "distractor": ("distractor type: 0 easy, 1 semantic", _distractor),
 }
 

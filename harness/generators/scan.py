@@ -27,9 +27,14 @@ PRIMITIVES = ("walk", "look", "run", "jump")
 DIRECTIONS = ("left", "right")
 ACTION = {"walk": "I_WALK", "look": "I_LOOK", "run": "I_RUN", "jump": "I_JUMP",
           "left": "I_TURN_LEFT", "right": "I_TURN_RIGHT"}
-# compact action names (as in the SCAN README table) that cost fewer model tokens
-SHORT = {"I_WALK": "WALK", "I_LOOK": "LOOK", "I_RUN": "RUN", "I_JUMP": "JUMP",
-         "I_TURN_LEFT": "LTURN", "I_TURN_RIGHT": "RTURN"}
+# compact action names: ``short`` as in the SCAN README table; ``words`` one lowercase word per
+# action (left = I_TURN_LEFT), one token each in common BPE vocabularies (I_TURN_LEFT costs 4)
+STYLES = {
+    "short": {"I_WALK": "WALK", "I_LOOK": "LOOK", "I_RUN": "RUN", "I_JUMP": "JUMP",
+              "I_TURN_LEFT": "LTURN", "I_TURN_RIGHT": "RTURN"},
+    "words": {"I_WALK": "walk", "I_LOOK": "look", "I_RUN": "run", "I_JUMP": "jump",
+              "I_TURN_LEFT": "left", "I_TURN_RIGHT": "right"},
+}
 Split = Literal["length", "addprim_jump", "addprim_turn_left"]
 SPLITS: tuple[Split, ...] = ("length", "addprim_jump", "addprim_turn_left")
 HELD_OUT = {"addprim_jump": "jump", "addprim_turn_left": "turn left"}
@@ -121,12 +126,13 @@ def _pool(split: str, side: str, lo: int, hi: int) -> tuple[tuple[str, tuple[str
 
 
 def render_actions(actions: Sequence[str], style: str) -> str:
-    """Actions as text: ``official`` (I_TURN_LEFT I_JUMP) or ``short`` (LTURN JUMP)."""
+    """Actions as text: ``official`` (I_TURN_LEFT I_JUMP), ``short`` (LTURN JUMP) or ``words``
+    (left jump)."""
     if style == "official":
         return " ".join(actions)
-    if style == "short":
-        return " ".join(SHORT[a] for a in actions)
-    raise ValueError(f"style must be 'official' or 'short', got {style!r}")
+    if style in STYLES:
+        return " ".join(STYLES[style][a] for a in actions)
+    raise ValueError(f"style must be 'official', 'short' or 'words', got {style!r}")
 
 
 def make_record(command: str, style: str) -> dict[str, Any]:
@@ -154,7 +160,7 @@ def _bin_for(difficulty: int, bins: Sequence[Sequence[int]] | None) -> tuple[int
 @generator("scan_length", difficulty="most output actions of the length bin",
            fields=("command", "actions", "target", "length", "subcommands", "subtargets"))
 def scan_length(rng: random.Random, difficulty: int, *, bins: list[list[int]] | None = None,
-                style: str = "short", split: str = "length") -> dict[str, Any]:
+                style: str = "words", split: str = "length") -> dict[str, Any]:
     """A SCAN command whose output length lies in the bin ending at ``difficulty`` (without
     ``bins``: exactly ``difficulty`` actions), drawn uniformly from the commands of that side of
     the length split (≤ 22 actions: train, ≥ 24: test). ``split: none`` draws from all commands."""
@@ -171,7 +177,7 @@ def scan_length(rng: random.Random, difficulty: int, *, bins: list[list[int]] | 
 @generator("scan_addprim", difficulty="0: train side (no held-out primitive), 1: composed with it",
            fields=("command", "actions", "target", "length", "subcommands", "subtargets"))
 def scan_addprim(rng: random.Random, difficulty: int, *, split: str = "addprim_jump",
-                 style: str = "short", primitive_rate: float = 0.1) -> dict[str, Any]:
+                 style: str = "words", primitive_rate: float = 0.1) -> dict[str, Any]:
     """A command of an add-primitive split. Difficulty 0: the train side, where the bare
     primitive is over-represented at ``primitive_rate`` (10% in the paper); 1: the test side
     (every composition that uses the held-out primitive)."""
@@ -213,7 +219,7 @@ def _file_pool(path: str, url: str | None, sha256: str | None, lo: int, hi: int)
            fields=("command", "actions", "target", "length", "subcommands", "subtargets"))
 def scan_file(rng: random.Random, difficulty: int, *, path: str, url: str | None = None,
               sha256: str | None = None, bins: list[list[int]] | None = None,
-              style: str = "short") -> dict[str, Any]:
+              style: str = "words") -> dict[str, Any]:
     """A command drawn uniformly from an official SCAN split file (e.g. the random ``simple``
     split) among those whose output length lies in the bin ending at ``difficulty``."""
     lo, hi = _bin_for(difficulty, bins)

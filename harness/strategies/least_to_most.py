@@ -12,12 +12,16 @@ few-shot exemplars and the subproblems solved so far. Stage 3 asks the original 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from harness.requests import GenerateRequest
 from harness.strategies.base import Chain, StrategyInput, take_params
 from harness.tasks.templates import render
 
 DEFAULTS = {
     "decompose_field": None,
+    "problem_field": None,
     "instruction": "Break each problem into simpler subproblems, in the order they are solved.",
     "sub_prompt": "Q: {{ sub }}\nA:",
     "max_subproblems": 4,
@@ -25,14 +29,20 @@ DEFAULTS = {
 }
 
 
-def decomposition_prompt(inp: StrategyInput, instruction: str, field: str | None) -> str:
-    """Stage 1: the instruction, exemplar decompositions (when the field exists), the item."""
+def decomposition_prompt(inp: StrategyInput, instruction: str, field: str | None,
+                         problem_field: str | None = None) -> str:
+    """Stage 1: the instruction, exemplar decompositions (when the field exists), the item.
+    Problems are shown as the record field ``problem_field`` (default: the rendered question)."""
+    def problem(rec: Mapping[str, Any], question: str) -> str:
+        return str(rec[problem_field]) if problem_field and problem_field in rec else question
+
     blocks = [instruction]
     for ex, q in zip(inp.exemplars, inp.exemplar_questions, strict=True):
         parts = ex.record.get(field) if field else None
         if isinstance(parts, list) and parts:
-            blocks.append(f"Problem: {q}\nSubproblems: {' ; '.join(str(s) for s in parts)}")
-    blocks.append(f"Problem: {inp.question}\nSubproblems:")
+            blocks.append(f"Problem: {problem(ex.record, q)}\n"
+                          f"Subproblems: {' ; '.join(str(s) for s in parts)}")
+    blocks.append(f"Problem: {problem(inp.prepared.item.record, inp.question)}\nSubproblems:")
     return "\n\n".join(blocks)
 
 
@@ -40,14 +50,12 @@ def least_to_most(inp: StrategyInput) -> Chain:
     """Decompose, solve each subproblem in order, then answer the question."""
     p = take_params(inp, "least_to_most", DEFAULTS)
     field = p["decompose_field"]
-    text = yield GenerateRequest(decomposition_prompt(inp, str(p["instruction"]), field),
-                                 int(p["decompose_tokens"]), ("\n",))
+    prompt = decomposition_prompt(inp, str(p["instruction"]), field, p["problem_field"])
+    text = yield GenerateRequest(prompt, int(p["decompose_tokens"]), ("\n",))
     subs = [s.strip() for s in text.split(";") if s.strip()][: int(p["max_subproblems"])]
     fs = inp.spec.fewshot
     solved = ""
     for sub in subs:
-        if sub == inp.question.strip():
-            continue
         sub_q = render(str(p["sub_prompt"]), {"sub": sub})
         answer = yield inp.answer_request(inp.context + solved + sub_q)
         solved += sub_q + fs.target_delimiter + answer.strip() + fs.separator

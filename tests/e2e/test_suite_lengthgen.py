@@ -44,8 +44,13 @@ def test_lengthgen_suite_on_tiny_model(tiny_model_dir: Path, tmp_path: Path) -> 
     # context lengths are counted with the tiny model's own tokenizer
     from transformers import AutoTokenizer
 
+    from harness.generators.passkey import FILLER
+
     tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    slack = max(len(tok(" " + f, add_special_tokens=False)["input_ids"]) for f in FILLER)
     for s in read_samples(out / passkey["samples_file"]):
         n = len(tok(s.prompt, add_special_tokens=False)["input_ids"])
-        assert s.difficulty - 20 <= n <= s.difficulty, (s.difficulty, n)
+        # (the tiny byte-level tokenizer needs ~155 tokens for instruction, needle and question,
+        # so its 128-token items hold the needle alone)
+        assert s.difficulty - slack <= n <= max(s.difficulty, 160), (s.difficulty, n)
         assert s.meta["prompt_tokens"] == n

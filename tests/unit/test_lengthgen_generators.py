@@ -100,7 +100,7 @@ def test_count(n: int) -> None:
         r = gen("count", s, n)
         nums = [int(x) for x in r["target"].split(" ")]
         assert len(nums) == n and nums[0] == r["start"] and nums[-1] == r["end"]
-        assert all(b - a == 1 for a, b in zip(nums, nums[1:])) and 0 <= r["start"] < 100
+        assert nums == list(range(r["start"], r["start"] + n)) and 0 <= r["start"] < 100
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 8, 32])
@@ -176,5 +176,6 @@ def test_passkey_depths_and_fallback_counter() -> None:
     longest = max(len(x) for x in FILLER) + 1
     assert r["depth"] == 0.5 and r["prompt_tokens"] == -(-len(f"I\n{r['context']}\nQ") // 4)
     assert 0 <= 256 - len(f"I\n{r['context']}\nQ") / 4 <= longest / 4
-    with pytest.raises(ValueError, match="no room"):
-        run_generator(info, 0, 50, {}, words)
+    short = run_generator(info, 0, 20, {}, words)  # too short for even the needle
+    assert short["context"] == f"The pass key is {short['passkey']}. Remember it. " \
+        f"{short['passkey']} is the pass key." and short["prompt_tokens"] > 20

@@ -1,4 +1,4 @@
-"""\\boxed{} extraction and MATH answer equivalence: hand-made cases and the official MATH500 data."""
+"""\\boxed{} extraction and MATH answer equivalence: hand-made cases and official MATH500."""
 
 from __future__ import annotations
 

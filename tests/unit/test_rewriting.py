@@ -35,14 +35,12 @@ def independent_rewrite(rules_text: str, text: str, sep: str, max_steps: int = 1
     else:
         cur = text
     for _ in range(max_steps):
-        for lhs, rhs, terminal in parsed:
-            if lhs in cur:
-                cur = cur.replace(lhs, rhs, 1)
-                cur = f" {' '.join(cur.split())} " if sep else cur
-                break
-        else:
+        fired = next(((lhs, rhs, t) for lhs, rhs, t in parsed if lhs in cur), None)
+        if fired is None:
             break
-        if terminal:
+        cur = cur.replace(fired[0], fired[1], 1)
+        cur = f" {' '.join(cur.split())} " if sep else cur
+        if fired[2]:
             break
     out = " ".join(cur.split()) if sep else cur
     return out if out else "(empty)"
@@ -54,10 +52,11 @@ def test_markov_semantics_by_hand() -> None:
     assert apply_rules(rules, tuple("acab"), 20) == (tuple("baa"), 3, True)
     assert apply_rules(rules, tuple("aabb"), 20) == (tuple("bbaa"), 4, True)
     # first applicable rule wins even when a later rule matches further left
-    assert apply_rules([Rule(("b",), ("x",)), Rule(("a",), ("y",))], tuple("ab"), 10)[0] == tuple("yx")
+    first_wins = [Rule(("b",), ("x",)), Rule(("a",), ("y",))]
+    assert apply_rules(first_wins, tuple("ab"), 10)[0] == tuple("yx")
     # a terminal rule halts at once
-    assert apply_rules([Rule(("a",), ("b",), terminal=True), Rule(("b",), ("c",))], tuple("aa"), 10) \
-        == (tuple("ba"), 1, True)
+    halting = [Rule(("a",), ("b",), terminal=True), Rule(("b",), ("c",))]
+    assert apply_rules(halting, tuple("aa"), 10) == (tuple("ba"), 1, True)
     # a rule that never shrinks the string loops: not halted within max_steps
     assert apply_rules([Rule(("a",), ("a", "a"))], ("a",), 5) == (("a",) * 6, 5, False)
     assert apply_rules([Rule(("z",), ())], tuple("ab"), 5) == (tuple("ab"), 0, True)
