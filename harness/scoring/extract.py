@@ -30,12 +30,12 @@ _NUMBER = re.compile(
 
 
 @lru_cache(maxsize=256)
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """Compile a ``kind: regex`` pattern once; a bad pattern is a task-spec error."""
+def compile_pattern(pattern: str, key: str = "scoring.extract.pattern") -> re.Pattern[str]:
+    """Compile a task-file regex once; a bad pattern is a task-spec error naming ``key``."""
     try:
         return re.compile(pattern)
     except re.error as exc:
-        raise TaskSpecError(f"scoring.extract.pattern: invalid regex {pattern!r}: {exc}") from exc
+        raise TaskSpecError(f"{key}: invalid regex {pattern!r}: {exc}") from None
 
 
 def _regex(text: str, pattern: str | None) -> str:

@@ -15,20 +15,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from harness.errors import TaskSpecError
+from harness.scoring.extract import compile_pattern
 
 
-@lru_cache(maxsize=64)
 def _compile(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise TaskSpecError(f"fields.difficulty_pattern: bad regex {pattern!r}: {exc}") from None
+    return compile_pattern(pattern, "fields.difficulty_pattern")
 
 
 def parse_difficulty(value: Any, pattern: str) -> float | None:
