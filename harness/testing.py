@@ -20,7 +20,7 @@ from typing import Literal
 from harness import plugins
 from harness.config import RunConfig
 from harness.evaluate import evaluate
-from harness.models.base import LM, ChatTurn, ModelIdentity
+from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -66,13 +66,17 @@ class ScriptedLM(LM):
             return self._answer.get(prompt, self._default)
         return self._answer(prompt)
 
-    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
+    def generate(
+        self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None
+    ) -> list[GenerateResponse]:
         out = []
-        for r in requests:
+        for i, r in enumerate(requests):
             self.prompts.append(r.prompt)
             text = self._text(r.prompt)
             cut = min((text.index(s) for s in r.stop if s and s in text), default=len(text))
             out.append(GenerateResponse(text=text[:cut], n_tokens=len(text)))
+            if on_done:
+                on_done(i, out[-1])
         return out
 
     def _logprob(self, context: str, continuation: str) -> float:
@@ -83,13 +87,22 @@ class ScriptedLM(LM):
         return self._score(context, continuation)
 
     def loglikelihood(
-        self, requests: Sequence[LoglikelihoodRequest]
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        on_done: OnDone[LoglikelihoodResponse] | None = None,
     ) -> list[LoglikelihoodResponse]:
-        self.prompts.extend(r.context for r in requests)
-        return [LoglikelihoodResponse(self._logprob(r.context, r.continuation), False,
-                                      len(r.continuation)) for r in requests]
+        out = []
+        for i, r in enumerate(requests):
+            self.prompts.append(r.context)
+            out.append(LoglikelihoodResponse(self._logprob(r.context, r.continuation), False,
+                                             len(r.continuation)))
+            if on_done:
+                on_done(i, out[-1])
+        return out
 
-    def loglikelihood_rolling(self, requests: Sequence[RollingRequest]) -> list[float]:
+    def loglikelihood_rolling(
+        self, requests: Sequence[RollingRequest], on_done: OnDone[float] | None = None
+    ) -> list[float]:
         return [-float(len(r.text)) for r in requests]
 
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,6 +15,15 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
+
+
+Res = TypeVar("Res")
+
+#: Called by a backend with ``(index into the requests list, final response)`` as soon as that
+#: response is final, at most once per index. The response cache writes each one to disk there,
+#: so a run killed part-way keeps what finished. Backends may call it late or never: whatever
+#: the method returns counts as finished too.
+OnDone: TypeAlias = Callable[[int, Res], None]
 
 
 class ModelIdentity(BaseModel):
@@ -45,7 +54,8 @@ class LM(ABC):
     """A language model backend.
 
     Each method takes a list of requests and returns one response per request, in the same
-    order. Backends batch internally (see ``harness.requests.Collator``).
+    order. Backends batch internally (see ``harness.requests.Collator``) and report each
+    response through ``on_done`` as it completes (see :data:`OnDone`).
     """
 
     @property
@@ -54,17 +64,23 @@ class LM(ABC):
         """Identity of the loaded model."""
 
     @abstractmethod
-    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
+    def generate(
+        self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None
+    ) -> list[GenerateResponse]:
         """Continue each prompt; output trimmed at the first stop sequence."""
 
     @abstractmethod
     def loglikelihood(
-        self, requests: Sequence[LoglikelihoodRequest]
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        on_done: OnDone[LoglikelihoodResponse] | None = None,
     ) -> list[LoglikelihoodResponse]:
         """Score each continuation given its context."""
 
     @abstractmethod
-    def loglikelihood_rolling(self, requests: Sequence[RollingRequest]) -> list[float]:
+    def loglikelihood_rolling(
+        self, requests: Sequence[RollingRequest], on_done: OnDone[float] | None = None
+    ) -> list[float]:
         """Total log-probability of each text."""
 
     def count_tokens(self, text: str) -> int | None:

@@ -27,7 +27,7 @@ from harness.models.aliases import (
     quiet_progress,
     resolve_source,
 )
-from harness.models.base import LM, ChatTurn, ModelIdentity
+from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
 from harness.models.hf_support import (
     DTYPES,
     HFOptions,
@@ -196,6 +196,7 @@ class HFModel(LM):
         items: Sequence[Req],
         length: Callable[[Req], int],
         fn: Callable[[list[Req]], list[Res]],
+        on_batch: Callable[[list[int], list[Res]], None] | None = None,
     ) -> list[Res]:
         """Run *fn* over batches sorted longest-first; with batch_size=auto, halve on OOM.
 
@@ -233,11 +234,15 @@ class HFModel(LM):
                 continue
             results.update(zip(idx, out, strict=True))
             pos += len(idx)
+            if on_batch:
+                on_batch(idx, out)
         return [results[i] for i in range(len(items))]
 
     # -- generation ---------------------------------------------------------------------------
 
-    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
+    def generate(
+        self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None
+    ) -> list[GenerateResponse]:
         """Continue each prompt (greedy when temperature is 0); each row stops on its own."""
         self._cache.clear()
         self._prompts.clear()
@@ -246,7 +251,8 @@ class HFModel(LM):
                 raise HarnessError(
                     f"max_tokens must be in 1..{self.max_length - 1}: {r.max_tokens}"
                 )
-        return self._run(requests, lambda r: len(self._prompt_ids(r)), self._generate_batch)
+        return self._run(requests, lambda r: len(self._prompt_ids(r)), self._generate_batch,
+                         _each(on_done))
 
     def _generate_batch(self, reqs: list[GenerateRequest]) -> list[GenerateResponse]:
         out: dict[int, GenerateResponse] = {}
@@ -300,7 +306,9 @@ class HFModel(LM):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LLResponse]:
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest], on_done: OnDone[LLResponse] | None = None
+    ) -> list[LLResponse]:
         """Sum of log-probabilities of the tokens that carry continuation characters.
 
         The scored tokens start at the first token whose end offset lies past the context, so a
@@ -311,7 +319,18 @@ class HFModel(LM):
             raise HarnessError(f"hf:{self._name}: loglikelihood needs a fast tokenizer (offsets)")
         unique = sorted(set(requests), key=lambda r: (r.context, r.continuation))
         rows = [self._ll_row(r) for r in unique]
-        scores = self._run(rows, lambda row: len(row[0]), self._score_batch)
+        where: dict[LoglikelihoodRequest, list[int]] = {}
+        for i, r in enumerate(requests):
+            where.setdefault(r, []).append(i)
+
+        def done(idx: list[int], out: list[tuple[float, bool]]) -> None:
+            if on_done:
+                for j, (lp, g) in zip(idx, out, strict=True):
+                    resp = LLResponse(logprob=lp, is_greedy=g, n_tokens=rows[j][1])
+                    for i in where[unique[j]]:
+                        on_done(i, resp)
+
+        scores = self._run(rows, lambda row: len(row[0]), self._score_batch, done)
         by_req = {
             r: LLResponse(logprob=lp, is_greedy=g, n_tokens=n)
             for r, (_, n), (lp, g) in zip(unique, rows, scores, strict=True)
@@ -332,7 +351,9 @@ class HFModel(LM):
             full, n = full[-(self.max_length + 1) :], min(n, self.max_length)
         return full, n
 
-    def loglikelihood_rolling(self, requests: Sequence[RollingRequest]) -> list[float]:
+    def loglikelihood_rolling(
+        self, requests: Sequence[RollingRequest], on_done: OnDone[float] | None = None
+    ) -> list[float]:
         """Log-probability of each whole text (first token conditioned on BOS when there is one).
 
         Tokens are scored in disjoint windows of ``max_length`` predictions; each window is fed
@@ -405,6 +426,18 @@ class HFModel(LM):
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+
+def _each(on_done: OnDone[Res] | None) -> Callable[[list[int], list[Res]], None] | None:
+    """Adapt a per-request callback to ``_run``'s per-batch one."""
+    if on_done is None:
+        return None
+
+    def call(idx: list[int], out: list[Res]) -> None:
+        for i, r in zip(idx, out, strict=True):
+            on_done(i, r)
+
+    return call
 
 
 @backend("hf")
