@@ -25,3 +25,6 @@ class RunConfig(BaseModel):
     output_dir: Path  # where results.json and samples/ go
     include_paths: list[Path] = []  # extra task folders
     strategy: str = "direct"  # prompting strategy: direct, cot, least_to_most, self_ask
+    use_cache: bool = True  # answer finished requests from the response cache, store new ones
+    cache_dir: Path | None = None  # response cache folder; None = $GENHARNESS_CACHE_DIR or user cache
+    data_parallel: int = Field(1, ge=1)  # model replicas in separate processes sharing the requests

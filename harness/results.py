@@ -60,6 +60,14 @@ class TaskResult(_Model):
     analyses: list[AnalysisResult] = []  # task-level analyses the task asked for
 
 
+class CacheReport(_Model):
+    """What the response cache did in this run."""
+
+    path: str  # the SQLite file
+    hits: int  # requests answered from the cache
+    misses: int  # requests sent to the model (the run's model calls)
+
+
 class Results(_Model):
     """The whole results.json."""
 
@@ -69,7 +77,8 @@ class Results(_Model):
     model: ModelIdentity  # model identity
     environment: Environment  # Python, platform, library versions
     tasks: list[TaskResult]  # one entry per task, in run order
-    timings: dict[str, float]  # seconds per phase (the only part that changes between reruns)
+    timings: dict[str, float]  # seconds per phase (changes between reruns, like ``cache``)
+    cache: CacheReport | None = None  # response-cache use; None when run with --no-cache
 
 
 def spec_hash(spec: TaskSpec) -> str:

@@ -7,6 +7,15 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_response_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Runs in tests (and the subprocesses they start) cache responses in a temporary folder,
+    never in the user's cache."""
+    import os
+
+    os.environ["GENHARNESS_CACHE_DIR"] = str(tmp_path_factory.mktemp("response_cache"))
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama + byte-level BPE tokenizer saved with save_pretrained (needs torch)."""

@@ -35,6 +35,9 @@ def eval_command(
     num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override each task's few-shot k.")] = None,  # noqa: UP007
     include_path: Annotated[list[Path] | None, typer.Option(help="Extra task folder (repeatable).")] = None,  # noqa: UP007
     strategy: Annotated[str, typer.Option(help="direct, cot, least_to_most, self_ask.")] = "direct",
+    cache: Annotated[bool, typer.Option("--cache/--no-cache", help="Reuse and store responses in the response cache (resumes interrupted runs).")] = True,
+    cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: $GENHARNESS_CACHE_DIR or the user cache).")] = None,  # noqa: UP007
+    data_parallel: Annotated[int, typer.Option(min=1, help="Model replicas in separate processes (e.g. one per GPU).")] = 1,
 ) -> None:
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
     from harness.cli.report import print_results
@@ -51,10 +54,16 @@ def eval_command(
         templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
         num_fewshot=num_fewshot, apply_chat_template=apply_chat_template,
         batch_size=bs, output_dir=output_dir, include_paths=include_path or [],
-        strategy=strategy,
+        strategy=strategy, use_cache=cache, cache_dir=cache_dir, data_parallel=data_parallel,
     )
     if output_dir.exists() and not output_dir.is_dir():
         raise HarnessError(f"--output-dir: {output_dir} exists and is not a folder")
-    results = evaluate(cfg, on_progress=lambda msg: typer.echo(msg, err=True))
+    from harness.progress import RichReporter
+
+    results = evaluate(cfg, on_progress=lambda msg: typer.echo(msg, err=True),
+                       reporter=RichReporter())
     print_results(results)
+    if results.cache:
+        typer.echo(f"response cache: {results.cache.hits} answered from {results.cache.path}, "
+                   f"{results.cache.misses} sent to the model", err=True)
     typer.echo(f"wrote {output_dir / 'results.json'} and {output_dir / 'samples'}/")

@@ -1,0 +1,52 @@
+"""``harness cache info|clear``: look at or empty the response cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from harness.models.cache import ResponseCache
+
+app = typer.Typer(help="The response cache (what lets interrupted runs resume).",
+                  no_args_is_help=True)
+
+_DIR = typer.Option(help="Cache folder (default: $GENHARNESS_CACHE_DIR or the user cache).")
+
+
+def _open(cache_dir: Path | None) -> ResponseCache:
+    from harness.models.cache import ResponseCache, default_cache_dir
+
+    return ResponseCache(cache_dir or default_cache_dir())
+
+
+@app.command("info")
+def info(cache_dir: Annotated[Path | None, _DIR] = None) -> None:  # noqa: UP007
+    """Where the cache is, its size, and responses per model and method."""
+    cache = _open(cache_dir)
+    try:
+        data = cache.info()
+    finally:
+        cache.close()
+    typer.echo(f"{data['path']}  ({data['bytes'] / 1e6:.1f} MB)")
+    if not data["entries"]:
+        typer.echo("  empty")
+    for e in data["entries"]:
+        m = e["model"]
+        typer.echo(f"  {m['backend']}:{m['name']}  {e['method']}  {e['count']}")
+
+
+@app.command("clear")
+def clear(
+    cache_dir: Annotated[Path | None, _DIR] = None,  # noqa: UP007
+    model: Annotated[str | None, typer.Option(help="Only responses of models whose key contains this text.")] = None,  # noqa: UP007
+) -> None:
+    """Delete cached responses (all, or one model's)."""
+    cache = _open(cache_dir)
+    try:
+        n = cache.clear(model)
+    finally:
+        cache.close()
+    typer.echo(f"deleted {n} responses from {cache.path}")
