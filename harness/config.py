@@ -27,4 +27,5 @@ class RunConfig(BaseModel):
     strategy: str = "direct"  # prompting strategy: direct, cot, least_to_most, self_ask
     use_cache: bool = True  # answer finished requests from the response cache, store new ones
     cache_dir: Path | None = None  # response cache folder; None = $GENHARNESS_CACHE_DIR or user cache
+    chunk_size: int = Field(8192, ge=1)  # prompts per model call; samples are written per chunk
     data_parallel: int = Field(1, ge=1)  # model replicas in separate processes sharing the requests

@@ -6,9 +6,9 @@ All requests of a task go to the model in one call, so the backend can sort and 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import product
+from itertools import islice, product
 from pathlib import Path
 
 from harness.analyses.registry import run_analyses
@@ -56,7 +56,12 @@ def conditions(spec: TaskSpec) -> list[FewShotCondition]:
 def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
             model: LM) -> list[Prepared]:
     """Every (template, condition, item) triple with its exact prompt and target."""
-    out: list[Prepared] = []
+    return list(iter_prepared(spec, task, inst, cfg, model))
+
+
+def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
+                  model: LM) -> Iterator[Prepared]:
+    """``prepare``, one triple at a time (the runner streams them in chunks)."""
     for tpl, cond in product(pick_templates(spec, cfg.templates, task), conditions(spec)):
         k = cond.k if cond.k is not None else spec.fewshot.k
         k = k if cfg.num_fewshot is None or cond.k is not None else cfg.num_fewshot
@@ -70,14 +75,13 @@ def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
             else:
                 prompt = build_prompt(spec, tpl, item, shots)
             choices = choices_of(spec, item)
-            out.append(Prepared(
+            yield Prepared(
                 task=task, item=item, template=tpl.id, condition=cond.id,
                 fewshot_ids=[s.id for s in shots],
                 meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
                 prompt=prompt, target=target_text(spec, tpl, item), choices=choices,
                 gold=gold_index(spec, item, choices) if choices is not None else None,
-            ))
-    return out
+            )
 
 
 def score_all(spec: TaskSpec, prepared: list[Prepared], model: LM) -> list[SampleRecord]:
@@ -100,6 +104,11 @@ def score_all(spec: TaskSpec, prepared: list[Prepared], model: LM) -> list[Sampl
     return records
 
 
+# Per-sample fields only the samples file needs; dropped from the copies kept for aggregates.
+_SLIM: dict[str, object] = {"prompt": "", "output": "", "extracted": "", "target": "",
+                            "calls": [], "choices": None, "choice_logprobs": None}
+
+
 @dataclass(frozen=True)
 class TaskOutcome:
     """A finished task: its results entry and phase timings."""
@@ -114,24 +123,34 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     t0 = time.perf_counter()
     inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
                            model.count_tokens)
-    prepared = prepare(spec, ref.address, inst, cfg, model)
     t1 = time.perf_counter()
     if on_progress:
-        on_progress(f"{ref.address}: {len(prepared)} prompts")
-    if cfg.strategy == "direct":
-        records = score_all(spec, prepared, model)
-    else:
-        from harness.strategies import run_strategy
-
-        records = run_strategy(cfg.strategy, spec, ref.address, prepared, inst.pool, model)
-    t2 = time.perf_counter()
+        n_tpl = len(pick_templates(spec, cfg.templates, ref.address))
+        per_cond = [sum(1 for it in inst.items if (ev := labels(c.evaluate)) is None
+                        or it.bucket.label in ev) for c in conditions(spec)]
+        on_progress(f"{ref.address}: {n_tpl * sum(per_cond)} prompts")
+    t_model = 0.0
     path = samples_path(cfg.output_dir, ref.address)
     writer = SampleWriter(path)
+    slim: list[SampleRecord] = []  # what aggregates need: no prompts, outputs or calls
     try:
-        for rec in records:
-            writer.write(rec)
+        stream = iter_prepared(spec, ref.address, inst, cfg, model)
+        while chunk := list(islice(stream, cfg.chunk_size)):
+            tc = time.perf_counter()
+            if cfg.strategy == "direct":
+                records = score_all(spec, chunk, model)
+            else:
+                from harness.strategies import run_strategy
+
+                records = run_strategy(cfg.strategy, spec, ref.address, chunk, inst.pool, model)
+            t_model += time.perf_counter() - tc
+            for rec in records:
+                writer.write(rec)
+                slim.append(rec.model_copy(update=_SLIM))
     finally:
         writer.close()
+    records = slim
+    t2 = time.perf_counter()
     reports = task_reports(records, inst.buckets, spec.gaps, cfg.seed)
     analyses = run_analyses(records, inst.buckets, spec.analyses, cfg.seed)
     result = TaskResult(
@@ -142,4 +161,5 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
         analyses=analyses,
     )
     t3 = time.perf_counter()
-    return TaskOutcome(result, {"prepare_s": t1 - t0, "model_s": t2 - t1, "score_write_s": t3 - t2})
+    return TaskOutcome(result, {"prepare_s": t1 - t0 + (t2 - t1 - t_model), "model_s": t_model,
+                                "score_write_s": t3 - t2})

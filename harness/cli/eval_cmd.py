@@ -37,6 +37,7 @@ def eval_command(
     strategy: Annotated[str, typer.Option(help="direct, cot, least_to_most, self_ask.")] = "direct",
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="Reuse and store responses in the response cache (resumes interrupted runs).")] = True,
     cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: $GENHARNESS_CACHE_DIR or the user cache).")] = None,  # noqa: UP007
+    chunk_size: Annotated[int, typer.Option(min=1, help="Prompts per model call; samples are written after each.")] = 8192,
     data_parallel: Annotated[int, typer.Option(min=1, help="Model replicas in separate processes (e.g. one per GPU).")] = 1,
 ) -> None:
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
@@ -55,6 +56,7 @@ def eval_command(
         num_fewshot=num_fewshot, apply_chat_template=apply_chat_template,
         batch_size=bs, output_dir=output_dir, include_paths=include_path or [],
         strategy=strategy, use_cache=cache, cache_dir=cache_dir, data_parallel=data_parallel,
+        chunk_size=chunk_size,
     )
     if output_dir.exists() and not output_dir.is_dir():
         raise HarnessError(f"--output-dir: {output_dir} exists and is not a folder")
