@@ -47,6 +47,13 @@ def eval_command(
     from harness.models.registry import parse_model_args
     from harness.strategies import check_strategy
 
+    import os
+
+    if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):
+        raise HarnessError(
+            "harness eval starts its own model workers: run it once with --data-parallel N "
+            "instead of under accelerate launch / torchrun (WORLD_SIZE is set)"
+        )
     check_strategy(strategy)
     bs = _batch_size(batch_size)
     cfg = RunConfig(
