@@ -42,3 +42,9 @@ def test_worker_load_failure_is_one_line(tmp_path: Path) -> None:
                     str(tmp_path / "out"))
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "missing" in r.stderr
+
+
+def test_refuses_to_run_under_a_distributed_launcher(tmp_path: Path) -> None:
+    r = run_harness("eval", "--model", "hf:x", "--tasks", "lengthgen/addition", "--output-dir",
+                    str(tmp_path), env={"WORLD_SIZE": "2"})
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--data-parallel" in r.stderr
