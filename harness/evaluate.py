@@ -71,7 +71,8 @@ def evaluate(cfg: RunConfig, model: LM | None = None,
     timings["total_s"] = time.perf_counter() - t_start
     res = Results(
         schema_version=SCHEMA_VERSION, harness=harness_info(), run=cfg, model=identity,
-        environment=environment(), tasks=results, timings={k: round(v, 4) for k, v in timings.items()},
+        environment=environment(), tasks=results,
+        timings={k: round(v, 4) for k, v in timings.items()},
         cache=CacheReport(path=str(cached.cache.path), hits=cached.stats.hits,
                           misses=cached.stats.misses) if cached else None,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
+from harness.models.base import LM, OnDone, WrapperLM
 from harness.models.cache import call_inner
 from harness.requests import (
     GenerateRequest,
@@ -32,17 +32,13 @@ class Reporter(Protocol):
     def finish(self) -> None: ...
 
 
-class ProgressLM(LM):
+class ProgressLM(WrapperLM):
     """Forwards every call to *inner*, reporting finished responses to *reporter*."""
 
     def __init__(self, inner: LM, reporter: Reporter) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.reporter = reporter
         self.label = ""  # set by the runner to the task being run
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return self.inner.identity
 
     def _call(self, kind: str, method: Callable[..., list[Res]], requests: Sequence[Req],
               on_done: OnDone[Res] | None) -> list[Res]:
@@ -80,14 +76,6 @@ class ProgressLM(LM):
     ) -> list[float]:
         return self._call("rolling", self.inner.loglikelihood_rolling, requests, on_done)
 
-    def count_tokens(self, text: str) -> int | None:
-        return self.inner.count_tokens(text)
-
-    def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
-        return self.inner.apply_chat_template(turns)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 class RichReporter:

@@ -16,7 +16,6 @@ from harness.requests import (
     RollingRequest,
 )
 
-
 Res = TypeVar("Res")
 
 #: Called by a backend with ``(index into the requests list, final response)`` as soon as that
@@ -100,3 +99,24 @@ class LM(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (engines, server connections)."""
+
+
+class WrapperLM(LM):
+    """Base for layers in front of a model (cache, progress): everything but the three request
+    methods goes straight to ``inner``."""
+
+    def __init__(self, inner: LM) -> None:
+        self.inner = inner  # the wrapped model
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self.inner.identity
+
+    def count_tokens(self, text: str) -> int | None:
+        return self.inner.count_tokens(text)
+
+    def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
+        return self.inner.apply_chat_template(turns)
+
+    def close(self) -> None:
+        self.inner.close()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.errors import HarnessError
-from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
+from harness.models.base import LM, ModelIdentity, OnDone, WrapperLM
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -45,8 +45,8 @@ CACHE_ENV = "GENHARNESS_CACHE_DIR"
 # Backend arguments that change how fast a model answers, not what it answers.
 OPERATIONAL_ARGS = frozenset({
     "max_concurrency", "timeout", "max_retries", "api_key_env", "backoff", "batch_size",
-    "gpu_memory_utilization", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
-    "swap_space", "device_map",
+    "gpu_memory_utilization", "tensor_parallel_size", "data_parallel_size",
+    "pipeline_parallel_size", "swap_space", "device_map",
 })
 
 Req = TypeVar("Req")
@@ -164,18 +164,14 @@ class ResponseCache:
             self._db.close()
 
 
-class CachedLM(LM):
+class CachedLM(WrapperLM):
     """Wraps a backend: answers what the cache holds, sends the rest, stores each as it ends."""
 
     def __init__(self, inner: LM, cache: ResponseCache) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
         self.stats = CacheStats()
         self._model = model_key(inner.identity)
-
-    @property
-    def identity(self) -> ModelIdentity:
-        return self.inner.identity
 
     def _call(
         self,
@@ -232,7 +228,8 @@ class CachedLM(LM):
     def generate(
         self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None
     ) -> list[GenerateResponse]:
-        return self._call("generate", requests, lambda rs, cb: call_inner(self.inner.generate, rs, cb),
+        return self._call("generate", requests,
+                          lambda rs, cb: call_inner(self.inner.generate, rs, cb),
                           dataclasses.asdict, lambda d: GenerateResponse(**d), on_done)
 
     def loglikelihood(
@@ -250,12 +247,6 @@ class CachedLM(LM):
         return self._call("loglikelihood_rolling", requests,
                           lambda rs, cb: call_inner(self.inner.loglikelihood_rolling, rs, cb),
                           lambda x: x, float, on_done)
-
-    def count_tokens(self, text: str) -> int | None:
-        return self.inner.count_tokens(text)
-
-    def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
-        return self.inner.apply_chat_template(turns)
 
     def close(self) -> None:
         self.inner.close()

@@ -10,6 +10,7 @@ cache keeps finished work even if a worker dies.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 from collections.abc import Sequence
@@ -182,10 +183,8 @@ class DataParallelLM(LM):
     def close(self) -> None:
         for conn, proc in zip(self._conns, self._procs, strict=True):
             if proc.is_alive():
-                try:
+                with contextlib.suppress(OSError):
                     conn.send(("stop", None))
-                except (OSError, BrokenPipeError):
-                    pass
         for proc in self._procs:
             proc.join(timeout=30)
             if proc.is_alive():
