@@ -13,7 +13,7 @@ def _private_response_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     never in the user's cache."""
     import os
 
-    os.environ["GENHARNESS_CACHE_DIR"] = str(tmp_path_factory.mktemp("response_cache"))
+    os.environ["GENHARNESS_RESPONSE_CACHE"] = str(tmp_path_factory.mktemp("response_cache"))
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="The response cache (what lets interrupted runs resume).",
                   no_args_is_help=True)
 
-_DIR = typer.Option(help="Cache folder (default: $GENHARNESS_CACHE_DIR or the user cache).")
+_DIR = typer.Option(help="Cache folder (default: $GENHARNESS_RESPONSE_CACHE, else responses/ in the harness cache).")
 
 
 def _open(cache_dir: Path | None) -> ResponseCache:

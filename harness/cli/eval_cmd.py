@@ -36,7 +36,7 @@ def eval_command(
     include_path: Annotated[list[Path] | None, typer.Option(help="Extra task folder (repeatable).")] = None,  # noqa: UP007
     strategy: Annotated[str, typer.Option(help="direct, cot, least_to_most, self_ask.")] = "direct",
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="Reuse and store responses in the response cache (resumes interrupted runs).")] = True,
-    cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: $GENHARNESS_CACHE_DIR or the user cache).")] = None,  # noqa: UP007
+    cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: $GENHARNESS_RESPONSE_CACHE, else responses/ in the harness cache).")] = None,  # noqa: UP007
     chunk_size: Annotated[int, typer.Option(min=1, help="Prompts per model call; samples are written after each.")] = 8192,
     data_parallel: Annotated[int, typer.Option(min=1, help="Model replicas in separate processes (e.g. one per GPU).")] = 1,
 ) -> None:

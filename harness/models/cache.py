@@ -41,12 +41,12 @@ from harness.requests import (
 )
 
 DB_NAME = "responses.sqlite"
-CACHE_ENV = "GENHARNESS_CACHE_DIR"
+CACHE_ENV = "GENHARNESS_RESPONSE_CACHE"
 # Backend arguments that change how fast a model answers, not what it answers.
 OPERATIONAL_ARGS = frozenset({
     "max_concurrency", "timeout", "max_retries", "api_key_env", "backoff", "batch_size",
     "gpu_memory_utilization", "tensor_parallel_size", "data_parallel_size",
-    "pipeline_parallel_size", "swap_space", "device_map",
+    "pipeline_parallel_size", "swap_space", "device_map", "max_backoff",
 })
 
 Req = TypeVar("Req")
@@ -54,13 +54,14 @@ Res = TypeVar("Res")
 
 
 def default_cache_dir() -> Path:
-    """``$GENHARNESS_CACHE_DIR``, else the platform's user cache folder for genharness."""
+    """``$GENHARNESS_RESPONSE_CACHE``, else ``responses/`` in the harness cache folder
+    (``$GENHARNESS_CACHE_DIR`` or the platform's user cache folder for genharness)."""
     env = os.environ.get(CACHE_ENV)
     if env:
-        return Path(env)
-    from platformdirs import user_cache_dir
+        return Path(env).expanduser()
+    from harness.models.aliases import cache_dir
 
-    return Path(user_cache_dir("genharness")) / "responses"
+    return cache_dir() / "responses"
 
 
 def model_key(identity: ModelIdentity) -> str:

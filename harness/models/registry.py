@@ -23,9 +23,11 @@ BackendFactory: TypeAlias = "Callable[[str, dict[str, str], int | Literal['auto'
 ENTRY_POINT_GROUP = "harness.models"
 
 # Built-in backends: prefix → module that registers it with @backend(prefix) when imported.
-# Later: "vllm": "harness.models.vllm", "openai": "harness.models.openai".
+
 _BUILTIN_MODULES: dict[str, str] = {
     "hf": "harness.models.hf",
+    "vllm": "harness.models.vllm",
+    "openai": "harness.models.openai_compat",
 }
 
 _FACTORIES: dict[str, BackendFactory] = {}
