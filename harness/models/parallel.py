@@ -52,7 +52,11 @@ def _worker(spec: str, model_args: dict[str, str], batch_size: int | Literal["au
         return
     conn.send(("ready", model.identity.model_dump(mode="json")))
     while True:
-        method, payload = conn.recv()
+        try:
+            method, payload = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            model.close()
+            return
         if method == "stop":
             model.close()
             return
@@ -90,7 +94,8 @@ class DataParallelLM(LM):
         self._procs: list[Any] = []
         for rank in range(world):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, daemon=True,
+            # not daemonic: backends such as vLLM start processes of their own
+            proc = ctx.Process(target=_worker, daemon=False,
                                args=(spec, model_args, batch_size, rank, world, child))
             proc.start()
             child.close()
