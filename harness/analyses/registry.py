@@ -9,14 +9,13 @@ fields the task declared under ``fields.meta``).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
-from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.errors import HarnessError, UnknownNameError, did_you_mean
+from harness.errors import HarnessError
+from harness.registry import Registry
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket
@@ -43,45 +42,31 @@ _BUILTIN_MODULES: tuple[str, ...] = ("harness.analyses.lengthgen", "harness.anal
                                      "harness.analyses.compositionality",
                                      "harness.analyses.multiprompt")
 
-_REGISTRY: dict[str, AnalysisFn] = {}
+ANALYSES: Registry[AnalysisFn] = Registry(
+    "analysis", "harness.analyses", _BUILTIN_MODULES,
+    from_object=lambda name, fn: fn,  # type: ignore[arg-type,return-value]
+)
 
 
 def analysis(name: str) -> Callable[[AnalysisFn], AnalysisFn]:
     """Register ``fn(samples, buckets, params, seed) -> AnalysisResult`` under ``name``."""
 
     def deco(fn: AnalysisFn) -> AnalysisFn:
-        if name in _REGISTRY and _REGISTRY[name] is not fn:
-            raise ValueError(f"analysis {name!r} is registered twice")
-        _REGISTRY[name] = fn
+        ANALYSES.add(name, fn)
         return fn
 
     return deco
 
 
-def _load_builtins() -> None:
-    for mod in _BUILTIN_MODULES:
-        importlib.import_module(mod)
-
-
 def get_analysis(name: str) -> AnalysisFn:
     """Look up an analysis: built-ins first, then the ``harness.analyses`` entry points."""
-    _load_builtins()
-    if name in _REGISTRY:
-        return _REGISTRY[name]
-    for ep in entry_points(group="harness.analyses"):
-        if ep.name == name:
-            obj = ep.load()
-            if name in _REGISTRY:
-                return _REGISTRY[name]
-            if callable(obj):
-                return obj  # type: ignore[no-any-return]
-    raise UnknownNameError(f"unknown analysis {name!r}" + did_you_mean(name, _REGISTRY))
+    return ANALYSES.get(name)
 
 
 def analysis_names() -> list[str]:
     """Names of the built-in analyses."""
-    _load_builtins()
-    return sorted(_REGISTRY)
+    ANALYSES.load_builtins()
+    return sorted(ANALYSES.items)
 
 
 def run_analyses(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],

@@ -7,13 +7,12 @@ third-party packages expose theirs through the ``harness.generators`` entry-poin
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import UnknownNameError, did_you_mean
+from harness.registry import Registry
 
 GeneratorFn = Callable[..., dict[str, Any]]
 
@@ -36,7 +35,10 @@ class GeneratorInfo:
     needs_tokenizer: bool = False  # gets count_tokens=(text -> int | None) from the model
 
 
-_REGISTRY: dict[str, GeneratorInfo] = {}
+GENERATORS: Registry[GeneratorInfo] = Registry(
+    "generator", "harness.generators", _BUILTIN_MODULES,
+    from_object=lambda name, fn: GeneratorInfo(name, fn, "difficulty", ()),  # type: ignore[arg-type]
+)
 
 
 def generator(
@@ -45,46 +47,22 @@ def generator(
     """Register ``fn`` under ``name`` (decorator; runs once at import time)."""
 
     def deco(fn: GeneratorFn) -> GeneratorFn:
-        if name in _REGISTRY and _REGISTRY[name].fn is not fn:
-            raise ValueError(f"generator {name!r} is registered twice")
-        _REGISTRY[name] = GeneratorInfo(name, fn, difficulty, fields, needs_tokenizer)
+        GENERATORS.add(name, GeneratorInfo(name, fn, difficulty, fields, needs_tokenizer),
+                       same=lambda a, b: a.fn is b.fn)
         return fn
 
     return deco
 
 
-def _load_builtins() -> None:
-    for mod in _BUILTIN_MODULES:
-        importlib.import_module(mod)
-
-
 def get_generator(name: str) -> GeneratorInfo:
     """Look up a generator: built-ins first, then the ``harness.generators`` entry points."""
-    _load_builtins()
-    if name in _REGISTRY:
-        return _REGISTRY[name]
-    from harness import plugins
-
-    plugin = plugins.find(plugins.GENERATORS, name, kind="generator")
-    if plugin is not None:
-        try:
-            obj = plugins.load(plugin)  # a module using @generator registers on import
-        except plugins.PluginError as e:
-            raise plugins.PluginError(f"generator {name!r}: {e}") from e
-        if name in _REGISTRY:
-            return _REGISTRY[name]
-        if not callable(obj):
-            raise plugins.PluginError(f"plugin {plugin.label}: {plugin.value} is not callable")
-        _REGISTRY[name] = GeneratorInfo(name, obj, "difficulty", ())
-        return _REGISTRY[name]
-    known = [*_REGISTRY, *(p.name for p in plugins.discover(plugins.GENERATORS))]
-    raise UnknownNameError(f"unknown generator {name!r}" + did_you_mean(name, known))
+    return GENERATORS.get(name)
 
 
 def generator_names() -> list[str]:
     """Names of the built-in generators."""
-    _load_builtins()
-    return sorted(_REGISTRY)
+    GENERATORS.load_builtins()
+    return sorted(GENERATORS.items)
 
 
 CountTokens = Callable[[str], "int | None"]

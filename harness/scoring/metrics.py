@@ -10,69 +10,38 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from fractions import Fraction
-from importlib.metadata import EntryPoint, entry_points
 
-from harness.errors import HarnessError, UnknownNameError, did_you_mean
+from harness.registry import Registry
 
 MetricFn = Callable[[str, str], float]
 
 ENTRY_POINT_GROUP = "harness.metrics"
 
-_REGISTRY: dict[str, MetricFn] = {}
+METRICS: Registry[MetricFn] = Registry(
+    "metric", ENTRY_POINT_GROUP, from_object=lambda name, fn: fn,  # type: ignore[arg-type,return-value]
+    list_known=True,
+)
+_REGISTRY = METRICS.items  # registered metrics by name
 
 
 def metric(name: str) -> Callable[[MetricFn], MetricFn]:
     """Decorator registering a metric under ``name`` (a name may not be taken twice)."""
 
     def register(fn: MetricFn) -> MetricFn:
-        existing = _REGISTRY.get(name)
-        if existing is not None and existing is not fn:
-            raise ValueError(f"metric {name!r} is already registered")
-        _REGISTRY[name] = fn
+        METRICS.add(name, fn)
         return fn
 
     return register
 
 
-def _entry_points() -> list[EntryPoint]:
-    return list(entry_points(group=ENTRY_POINT_GROUP))
-
-
-def _load_entry_point(name: str) -> MetricFn | None:
-    from harness import plugins
-
-    candidates = [plugins.from_entry_point(ENTRY_POINT_GROUP, ep) for ep in _entry_points()]
-    plugin = plugins.find(ENTRY_POINT_GROUP, name, "metric", candidates)
-    if plugin is None:
-        return None
-    try:
-        obj = plugins.load(plugin)
-    except plugins.PluginError as exc:  # any import-time failure of a plugin is the user's to fix
-        raise HarnessError(f"metric {name!r}: {exc}") from exc
-    if not callable(obj):
-        raise HarnessError(f"metric {name!r}: entry point {plugin.value!r} is not callable")
-    fn: MetricFn = _REGISTRY.get(name, obj)  # a module using @metric registered it on import
-    _REGISTRY[name] = fn
-    return fn
-
-
 def metric_names() -> list[str]:
     """Every metric name that ``get_metric`` accepts: registered ones and entry points."""
-    return sorted(set(_REGISTRY) | {ep.name for ep in _entry_points()})
+    return METRICS.names()
 
 
 def get_metric(name: str) -> MetricFn:
     """The metric called ``name``; unknown names raise ``UnknownNameError`` with a hint."""
-    fn = _REGISTRY.get(name)
-    if fn is not None:
-        return fn
-    loaded = _load_entry_point(name)
-    if loaded is not None:
-        return loaded
-    names = metric_names()
-    raise UnknownNameError(
-        f"unknown metric {name!r}{did_you_mean(name, names)}; known metrics: {', '.join(names)}"
-    )
+    return METRICS.get(name)
 
 
 # --- built-ins ---------------------------------------------------------------------------------

@@ -110,7 +110,10 @@ def _fake_eps(monkeypatch: pytest.MonkeyPatch, *eps: EntryPoint) -> None:
         assert kw == {"group": "harness.metrics"}
         return list(eps)
 
-    monkeypatch.setattr(metrics, "entry_points", fake)
+    from harness import plugins
+
+    monkeypatch.setattr(plugins, "entry_points", fake)
+    plugins.refresh()  # forget what was discovered before the patch
 
 
 def test_entry_point_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,6 +133,10 @@ def test_entry_point_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
             get_metric("plug_lem")
     finally:
         metrics._REGISTRY.pop("plug_len", None)
+        monkeypatch.undo()
+        from harness import plugins
+
+        plugins.refresh()
 
 
 def test_numeric_match_long_integers_are_exact() -> None:
