@@ -70,7 +70,10 @@ class Collator(Generic[Req]):
     """Sorts requests longest-first and cuts them into batches; restores the original order.
 
     Longest-first puts the memory peak in the first batch (an OOM shows at once) and keeps
-    padding small. ``length`` measures a request (usually in tokens).
+    padding small. ``length`` measures a request (usually in tokens). With ``group_key``,
+    requests with equal keys sit next to each other (the group placed by its longest member,
+    longest-first inside it), so a batch holds whole groups where it can, e.g. every
+    continuation of one shared context.
     """
 
     requests: Sequence[Req]  # requests in the caller's order
@@ -80,7 +83,16 @@ class Collator(Generic[Req]):
 
     def __post_init__(self) -> None:
         lengths = [self.length(r) for r in self.requests]
-        self._order = sorted(range(len(self.requests)), key=lambda i: (-lengths[i], i))
+        if self.group_key is None:
+            self._order = sorted(range(len(self.requests)), key=lambda i: (-lengths[i], i))
+            return
+        keys = [self.group_key(r) for r in self.requests]
+        head: dict[object, tuple[int, int]] = {}  # key -> (-longest member, first index)
+        for i, k in enumerate(keys):
+            lead = head.get(k)
+            head[k] = (-lengths[i], i) if lead is None else (min(lead[0], -lengths[i]), lead[1])
+        self._order = sorted(range(len(self.requests)),
+                             key=lambda i: (*head[keys[i]], -lengths[i], i))
 
     def batches(self, batch_size: int) -> Iterator[Batch[Req]]:
         """Yield batches of at most ``batch_size`` requests in sorted order."""

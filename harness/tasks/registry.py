@@ -14,6 +14,7 @@ sources is an error naming both, raised when that address (or its name or suite)
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from harness.tasks.loader import load_spec
 from harness.tasks.providers import TaskProvider
 from harness.tasks.refs import TaskRef, scan_folder
 from harness.tasks.spec import TaskSpec
+from harness.tasks.summaries import SummaryCache, TaskSummary, code_stamp
 
 __all__ = ["TaskIndex", "TaskRef", "builtin_tasks_dir"]
 
@@ -58,6 +60,7 @@ class TaskIndex:
     _conflicts: dict[str, list[TaskRef]] = field(default_factory=dict, repr=False)
     _broken: dict[str, str] = field(default_factory=dict, repr=False)  # invalid plugin tasks
     _failed: dict[str, str] = field(default_factory=dict, repr=False)  # namespace → its error
+    _summaries: dict[str, TaskSummary] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, include_paths: Iterable[Path] = (),
@@ -155,15 +158,42 @@ class TaskIndex:
             plugins.warn(f"{self._broken[ref.address]} (skipped)")
             return None
 
+    def summaries(self, refs: Iterable[TaskRef]) -> dict[str, TaskSummary]:
+        """Listing facts of ``refs`` by address, from the on-disk cache where the files are
+        unchanged (see ``harness.tasks.summaries``), else parsed; invalid plugin tasks are
+        warnings and left out, other invalid tasks raise as ``spec`` does."""
+        todo = [r for r in refs if r.address not in self._summaries]
+        cache: SummaryCache | None = None
+        if any(r.spec is None for r in todo):
+            from harness import plugins as _plugins
+
+            found = sorted(f"{p.group}:{p.name}:{p.origin}" for p in _plugins.discover_all())
+            cache = SummaryCache(code_stamp() + "\0" + "\0".join(found))
+        try:
+            for ref in todo:
+                path = os.path.abspath(ref.path) if ref.spec is None else None
+                hit = cache.get(path) if cache is not None and path is not None else None
+                if hit is None:
+                    spec = self.usable_spec(ref)
+                    if spec is None:
+                        continue
+                    hit = TaskSummary.of(spec)
+                    if cache is not None and path is not None:
+                        cache.put(path, spec, hit)
+                self._summaries[ref.address] = hit
+        finally:
+            if cache is not None:
+                cache.save()
+        return {r.address: self._summaries[r.address] for r in refs
+                if r.address in self._summaries}
+
     def suites(self) -> dict[str, list[str]]:
-        """Suite name → task addresses of the tasks indexed so far (parses each task file)."""
+        """Suite name → task addresses of the tasks indexed so far (from task summaries)."""
         out: dict[str, list[str]] = {}
-        for ref in self.refs.values():
-            spec = self.usable_spec(ref)
-            if spec is None:
-                continue
-            for s in {ref.folder, *spec.suites} - {""}:
-                out.setdefault(s, []).append(ref.address)
+        for address, summary in self.summaries(list(self.refs.values())).items():
+            ref = self.refs[address]
+            for s in {ref.folder, *summary.suites} - {""}:
+                out.setdefault(s, []).append(address)
         return {k: sorted(v) for k, v in sorted(out.items())}
 
     def _suite_conflicts(self, name: str) -> None:

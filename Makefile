@@ -1,0 +1,31 @@
+# `make bench` reruns every benchmark (bench/README.md); each prints a table and writes
+# bench/results/<name>.json. RUNS=5 alternated runs by default; lm-eval 0.4.13 is installed
+# into .venv-lmeval on first use (bench/setup_lmeval.sh). Expect about 1.5 h on 2 CPU cores.
+PY ?= .venv/bin/python
+RUNS ?= 5
+LIMIT ?= 10
+
+.PHONY: bench bench-lmeval bench-lmeval-auto bench-overhead bench-techniques bench-startup bench-scale
+
+bench: bench-startup bench-scale bench-techniques bench-overhead bench-lmeval bench-lmeval-auto
+	$(PY) bench/report.py
+
+bench-lmeval:
+	$(PY) bench/vs_lmeval.py --runs $(RUNS) --limit-per-bucket $(LIMIT)
+
+# the harness at its default batch size (auto: 64, capped on CPU) vs lm-eval at 32
+bench-lmeval-auto:
+	$(PY) bench/vs_lmeval.py --runs $(RUNS) --limit-per-bucket $(LIMIT) --mode e2e \
+		--harness-batch-size auto --name vs_lmeval_auto
+
+bench-overhead:
+	$(PY) bench/overhead.py --runs $(RUNS) --limit-per-bucket $(LIMIT)
+
+bench-techniques:
+	$(PY) bench/techniques.py --runs $(RUNS) --limit-per-bucket $(LIMIT)
+
+bench-startup:
+	$(PY) bench/startup.py --runs $(RUNS) --tasks 1000
+
+bench-scale:
+	$(PY) bench/scale.py --sizes 1000,10000,100000 --runs 3

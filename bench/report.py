@@ -1,0 +1,108 @@
+"""Markdown tables from bench/results/*.json (what bench/RESULTS.md quotes).
+
+    .venv/bin/python bench/report.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _load(name: str) -> dict[str, Any] | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _r(s: dict[str, float], unit: str = "", d: int = 2) -> str:
+    return f"{s['median']:.{d}f}{unit} [{s['min']:.{d}f}–{s['max']:.{d}f}]"
+
+
+def _pct(s: dict[str, float]) -> str:
+    return f"{100 * s['median']:+.0f}% [{100 * s['min']:+.0f}…{100 * s['max']:+.0f}]"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def main() -> None:
+    for name in ("vs_lmeval", "vs_lmeval_auto"):
+        _vs(name)
+    _rest()
+
+
+def _vs(name: str) -> None:
+    vs = _load(name)
+    if vs:
+        for part, title, unit in (("e2e", "whole command, process start to exit", "prompts"),
+                                  ("backend", "backend only, model loaded once", "requests")):
+            if part not in vs:
+                continue
+            hb = vs.get("harness_batch_size", vs["batch_size"])
+            sizes = (f"batch size {vs['batch_size']}" if hb == vs["batch_size"]
+                     else f"harness --batch-size {hb}, lm-eval --batch_size {vs['batch_size']}")
+            print(f"\n### vs lm-eval 0.4.13: {title} ({sizes}, {vs['runs']} alternated runs)\n")
+            print(table(["workload", unit, "harness s", "lm-eval s", "harness req/s",
+                         "lm-eval req/s", "speed-up"],
+                        [[t["config"], str(t["requests"]), _r(t["harness_s"]), _r(t["lmeval_s"]),
+                          f"{t['harness_req_per_s']:.2f}", f"{t['lmeval_req_per_s']:.2f}",
+                          "**" + _r(t["speedup"], "×") + "**"] for t in vs[part]["table"]]))
+            checks = vs[part]["checks"]
+            print("\nsame answers: " + "; ".join(
+                f"{k}: {v['items']} items, " + (f"{v['different_answers']} different texts"
+                                                 if "different_answers" in v else
+                                                 f"max |Δ logprob| {v['max_abs_logprob_diff']:.1e}"
+                                                 f", {v['different_picks']} different picks")
+                for k, v in checks.items()))
+
+
+def _rest() -> None:
+    ov = _load("overhead")
+    if ov:
+        print(f"\n### overhead vs a plain script ({ov['runs']} alternated runs, batch size "
+              f"{ov['batch_size']})\n")
+        print(table(["workload", "harness s", "plain script s", "overhead (e2e)",
+                     "harness model s", "plain model s", "overhead (model phase)"],
+                    [[t["config"], _r(t["harness_s"]), _r(t["raw_s"]), _pct(t["overhead"]),
+                      _r(t["harness_model_s"]), _r(t["raw_model_s"]), _pct(t["model_overhead"])]
+                     for t in ov["table"]]))
+    tq = _load("techniques")
+    if tq:
+        print(f"\n### techniques, in-process A/B ({tq['runs']} alternated runs)\n")
+        print(table(["technique", "workload", "on s", "off s", "speed-up (off/on)"],
+                    [[t["technique"], t["workload"], f"{t['on_s']['median']:.2f}",
+                      f"{t['off_s']['median']:.2f}", _r(t["speedup"], "×")]
+                     for t in tq["table"]]))
+        print("\nprompt tokens a few-shot prefix cache could reuse at most: " + ", ".join(
+            f"{k} {v:.1%}" for k, v in tq["prefix_share"].items()))
+    st = _load("startup")
+    if st:
+        print(f"\n### start-up ({st['runs']} alternated runs; baseline = commit "
+              f"{st.get('baseline_commit')})\n")
+        print(table(["command", "seconds"], [[k, _r(v)] for k, v in st["list"].items()]))
+        print()
+        print(table(["`harness eval`, 1,000 tasks installed: phase", "seconds from start"],
+                    [[k, _r(v)] for k, v in st["eval_phases"].items()]))
+        print("\ntorch/transformers imported before the model was needed: "
+              f"{st['heavy_imported_before_model'] or 'no'}")
+    sc = _load("scale")
+    if sc:
+        print(f"\n### scale ({sc['runs']} run(s) per size, instant fixture model)\n")
+        print(table(["items", "wall s", "items/s", "peak RSS MB", "RSS after imports MB",
+                     "growth MB", "growth KB/item"],
+                    [[n, _r(t["wall_s"], d=1), f"{t['items_per_s']['median']:.0f}",
+                      f"{t['peak_rss_mb']['median']:.0f}",
+                      f"{t['rss_after_imports_mb']['median']:.0f}",
+                      f"{t['growth_mb']['median']:.0f}",
+                      f"{1024 * t['growth_mb']['median'] / int(n):.2f}"]
+                     for n, t in sc["table"].items()]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""``harness compare A B``: paired accuracy differences between two runs on the same items."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from harness.leaderboard.compare import Comparison, PairedStat
+
+
+def _p(x: float) -> str:
+    return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
+
+
+def _row(s: PairedStat) -> list[str]:
+    return [escape(s.scope), s.role or "", str(s.n), f"{100 * s.acc_a:.1f}",
+            f"{100 * s.acc_b:.1f}", f"{100 * s.diff:+.1f}",
+            f"[{100 * s.ci_low:+.1f}, {100 * s.ci_high:+.1f}]", f"{s.a_only}/{s.b_only}",
+            _p(s.p_value)]
+
+
+def print_comparison(c: Comparison, console: Console | None = None) -> None:
+    """One table per task (all, then per bucket) and the pooled line."""
+    console = console or Console()
+    console.print(escape(f"A: {c.model_a}  ({c.run_a})\nB: {c.model_b}  ({c.run_b})\n"
+                         f"seed {c.seed}; diff = acc(B) − acc(A) in points, paired bootstrap "
+                         f"{int(c.level * 100)}% CI ({c.resamples} resamples, items resampled); "
+                         "McNemar p-value (exact binomial below 25 discordant pairs)"))
+    for t in c.tasks:
+        table = Table(title=escape(t.task), title_justify="left")
+        for col in ("bucket", "role", "n", "A %", "B %", "diff", "95% CI", "A-only/B-only", "p"):
+            table.add_column(col, justify="left" if col in ("bucket", "role") else "right")
+        table.add_row(*_row(t.overall), style="bold")
+        for b in t.buckets:
+            table.add_row(*_row(b))
+        console.print(table)
+    o = c.overall
+    console.print(escape(f"all tasks: n={o.n}  A {100 * o.acc_a:.1f}%  B {100 * o.acc_b:.1f}%  "
+                         f"diff {100 * o.diff:+.1f} [{100 * o.ci_low:+.1f}, {100 * o.ci_high:+.1f}]"
+                         f"  McNemar p={_p(o.p_value)} ({o.test})"))
+
+
+def compare_command(
+    run_a: Annotated[Path, typer.Argument(help="Run A: results.json or its folder.")],
+    run_b: Annotated[Path, typer.Argument(help="Run B: results.json or its folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    tasks: Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")] = None,  # noqa: UP007
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+) -> None:
+    """Pair two runs item by item: per task and bucket, acc(B) − acc(A) with a paired bootstrap
+    CI and McNemar's p-value. Refuses runs whose items differ."""
+    from harness.leaderboard.compare import compare_runs
+
+    chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    result = compare_runs(run_a, run_b, tasks=chosen, resamples=resamples)
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        print_comparison(result)

@@ -1,0 +1,224 @@
+"""Paired comparison of two runs on the same items: ``harness compare A B`` (results.json files).
+
+Samples are paired by (task, template, condition, item id); the runs must have the same seed and
+exactly the same samples (same ids, buckets and targets), else the comparison is refused. For each
+task, each bucket, and all tasks together it reports ``acc(B) − acc(A)`` with a paired percentile
+bootstrap 95% CI (items are resampled, each with all of its templates/conditions, so the pairing
+and the within-item correlation are kept), and McNemar's test on the discordant pairs: ``b`` (A
+right, B wrong) and ``c`` (A wrong, B right), a sample counting as right when its score is 1.
+With ``b + c < 25`` the p-value is the exact two-sided binomial one,
+``min(1, 2·P(X ≤ min(b, c)))`` for ``X ~ Bin(b + c, 1/2)``; otherwise the chi-square statistic
+with continuity correction ``(|b − c| − 1)² / (b + c)`` on 1 degree of freedom.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from harness.errors import HarnessError
+from harness.leaderboard.collect import load_results
+from harness.results import Results, read_samples
+from harness.scoring.records import SampleRecord
+from harness.scoring.stats import r10
+from harness.seeding import derive_seed
+
+EXACT_BELOW = 25  # discordant pairs below which McNemar's p-value is the exact binomial one
+LEVEL = 0.95
+_CHUNK = 1 << 21
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PairedStat(_Model):
+    """Paired accuracy difference over one set of paired samples."""
+
+    scope: str  # "all" or a bucket label
+    role: str | None  # the bucket's role ("ID"/"OOD"); None for "all"
+    n: int  # paired samples (item × template × condition)
+    n_items: int  # distinct items (the bootstrap's resampling unit)
+    acc_a: float  # mean score of run A
+    acc_b: float  # mean score of run B
+    diff: float  # acc_b − acc_a
+    ci_low: float  # paired bootstrap lower bound
+    ci_high: float  # paired bootstrap upper bound
+    both_right: int  # pairs right in both runs
+    a_only: int  # b: right in A, wrong in B
+    b_only: int  # c: wrong in A, right in B
+    both_wrong: int  # pairs wrong in both
+    p_value: float  # McNemar p-value (1.0 with no discordant pairs)
+    test: str  # "exact-binomial", "chi2-continuity" or "none" (no discordant pairs)
+
+
+class TaskComparison(_Model):
+    """One task: all its samples, then bucket by bucket."""
+
+    task: str  # task address
+    overall: PairedStat  # every paired sample of the task
+    buckets: list[PairedStat]  # per bucket, in bucket order
+
+
+class Comparison(_Model):
+    """The whole ``harness compare`` result (``--json``)."""
+
+    run_a: str  # results.json of run A
+    run_b: str  # results.json of run B
+    model_a: str  # backend:name of A
+    model_b: str  # backend:name of B
+    seed: int  # the common run seed
+    level: float  # confidence level of the CIs
+    resamples: int  # bootstrap resamples
+    tasks: list[TaskComparison]  # per task, in run A's order
+    overall: PairedStat  # all tasks pooled (items resampled within the whole set)
+
+
+def mcnemar(b: int, c: int) -> tuple[float, str]:
+    """McNemar's two-sided p-value for discordant counts *b* and *c*, and the test used."""
+    n = b + c
+    if n == 0:
+        return 1.0, "none"
+    if n < EXACT_BELOW:
+        tail = sum(math.comb(n, k) for k in range(min(b, c) + 1))
+        return min(1.0, 2 * tail / 2**n), "exact-binomial"
+    stat = (abs(b - c) - 1) ** 2 / n
+    return math.erfc(math.sqrt(stat / 2)), "chi2-continuity"
+
+
+def paired_bootstrap_ci(diff_sums: Sequence[float], counts: Sequence[int], seed: int,
+                        resamples: int, level: float = LEVEL) -> tuple[float, float]:
+    """Percentile CI of ``sum(diff) / sum(n)`` resampling clusters (items) with replacement;
+    ``diff_sums[i]`` is item i's summed score difference over its ``counts[i]`` pairs."""
+    d = np.asarray(diff_sums, dtype=np.float64)
+    w = np.asarray(counts, dtype=np.float64)
+    if d.size == 0:
+        raise ValueError("paired_bootstrap_ci: no items")
+    rng = np.random.default_rng(seed)
+    stats: npt.NDArray[np.float64] = np.empty(resamples, dtype=np.float64)
+    rows = max(1, _CHUNK // d.size)
+    for start in range(0, resamples, rows):
+        stop = min(resamples, start + rows)
+        idx = rng.integers(0, d.size, size=(stop - start, d.size))
+        stats[start:stop] = d[idx].sum(axis=1) / w[idx].sum(axis=1)
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(stats, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+_Pair = tuple[SampleRecord, SampleRecord]
+
+
+def paired_stat(pairs: Sequence[_Pair], scope: str, role: str | None, seed: int,
+                resamples: int, cluster: str = "") -> PairedStat:
+    """The paired statistics of *pairs* (A's record, B's record); items cluster by id
+    (prefixed with the task when pooling tasks: ``cluster="task"``)."""
+    clusters: dict[str, list[float]] = {}
+    for a, b in pairs:
+        key = f"{a.task}\x1f{a.id}" if cluster == "task" else a.id
+        clusters.setdefault(key, []).append(b.score - a.score)
+    keys = sorted(clusters)
+    lo, hi = paired_bootstrap_ci([math.fsum(clusters[k]) for k in keys],
+                                 [len(clusters[k]) for k in keys], seed, resamples)
+    ra = [a.score >= 1.0 for a, _ in pairs]
+    rb = [b.score >= 1.0 for _, b in pairs]
+    a_only = sum(1 for x, y in zip(ra, rb, strict=True) if x and not y)
+    b_only = sum(1 for x, y in zip(ra, rb, strict=True) if y and not x)
+    p, test = mcnemar(a_only, b_only)
+    n = len(pairs)
+    acc_a = math.fsum(a.score for a, _ in pairs) / n
+    acc_b = math.fsum(b.score for _, b in pairs) / n
+    return PairedStat(
+        scope=scope, role=role, n=n, n_items=len(keys), acc_a=r10(acc_a), acc_b=r10(acc_b),
+        diff=r10(acc_b - acc_a), ci_low=r10(lo), ci_high=r10(hi),
+        both_right=sum(1 for x, y in zip(ra, rb, strict=True) if x and y), a_only=a_only,
+        b_only=b_only, both_wrong=sum(1 for x, y in zip(ra, rb, strict=True) if not x and not y),
+        p_value=r10(p), test=test,
+    )
+
+
+def _samples(results_path: Path, res: Results, task: str) -> list[SampleRecord]:
+    t = next(t for t in res.tasks if t.task == task)
+    path = results_path.parent / t.samples_file
+    try:
+        return read_samples(path)
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: per-sample file of {task} not found (compare needs "
+                           "the samples/ folder next to results.json)") from None
+    except (OSError, ValueError, ValidationError) as e:
+        raise HarnessError(f"{path}: cannot read samples: {str(e).splitlines()[0]}") from None
+
+
+def _pair(task: str, sa: list[SampleRecord], sb: list[SampleRecord]) -> list[_Pair]:
+    ka = {(s.template, s.condition, s.id): s for s in sa}
+    kb = {(s.template, s.condition, s.id): s for s in sb}
+    only_a, only_b = sorted(set(ka) - set(kb)), sorted(set(kb) - set(ka))
+    if only_a or only_b:
+        ex = (only_a or only_b)[0]
+        raise HarnessError(
+            f"runs differ in items: {task}: {len(only_a)} samples only in A, {len(only_b)} only "
+            f"in B (e.g. template {ex[0]!r} item {ex[2]!r}); compare runs made with the same "
+            "tasks, seed, --limit-per-bucket and --templates")
+    for k, a in ka.items():
+        b = kb[k]
+        if (a.bucket, a.target) != (b.bucket, b.target):
+            raise HarnessError(f"runs differ in items: {task}: item {k[2]!r} has bucket/target "
+                               f"{a.bucket!r}/{a.target!r} in A but {b.bucket!r}/{b.target!r} "
+                               "in B")
+    return [(ka[k], kb[k]) for k in sorted(ka)]
+
+
+def compare_runs(path_a: Path, path_b: Path, tasks: Sequence[str] | None = None,
+                 resamples: int = 2000) -> Comparison:
+    """Pair two runs item by item and compare them (refuses runs whose items differ)."""
+    if resamples < 100:
+        raise HarnessError(f"--resamples: need at least 100, got {resamples}")
+    path_a = path_a / "results.json" if path_a.is_dir() else path_a
+    path_b = path_b / "results.json" if path_b.is_dir() else path_b
+    ra, rb = load_results(path_a), load_results(path_b)
+    if ra.run.seed != rb.run.seed:
+        raise HarnessError(f"runs differ in seed ({ra.run.seed} in {path_a}, {rb.run.seed} in "
+                           f"{path_b}): their items differ; rerun one with --seed "
+                           f"{ra.run.seed}")
+    names_a, names_b = [t.task for t in ra.tasks], [t.task for t in rb.tasks]
+    if tasks:
+        missing = [t for t in tasks if t not in names_a or t not in names_b]
+        if missing:
+            raise HarnessError(f"--tasks: {', '.join(missing)} not in both runs")
+        chosen = [t for t in names_a if t in tasks]
+    else:
+        if set(names_a) != set(names_b):
+            diff = sorted(set(names_a) ^ set(names_b))
+            raise HarnessError(f"runs differ in items: tasks in only one run: {', '.join(diff)} "
+                               "(pick common ones with --tasks)")
+        chosen = names_a
+    seed = ra.run.seed
+    out: list[TaskComparison] = []
+    everything: list[_Pair] = []
+    for task in chosen:
+        pairs = _pair(task, _samples(path_a, ra, task), _samples(path_b, rb, task))
+        if not pairs:
+            continue
+        everything += pairs
+        by_bucket: dict[tuple[int, str], list[_Pair]] = {}
+        for p in pairs:
+            by_bucket.setdefault((p[0].bucket_index, p[0].bucket), []).append(p)
+        buckets = [paired_stat(ps, label, ps[0][0].role,
+                               derive_seed(seed, "compare", task, label), resamples)
+                   for (_, label), ps in sorted(by_bucket.items())]
+        out.append(TaskComparison(task=task, overall=paired_stat(
+            pairs, "all", None, derive_seed(seed, "compare", task), resamples), buckets=buckets))
+    if not everything:
+        raise HarnessError(f"{path_a} and {path_b}: no samples to compare")
+    return Comparison(
+        run_a=str(path_a), run_b=str(path_b), model_a=f"{ra.model.backend}:{ra.model.name}",
+        model_b=f"{rb.model.backend}:{rb.model.name}", seed=seed, level=LEVEL,
+        resamples=resamples, tasks=out,
+        overall=paired_stat(everything, "all", None, derive_seed(seed, "compare"), resamples,
+                            cluster="task"),
+    )

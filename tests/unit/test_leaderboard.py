@@ -1,0 +1,220 @@
+"""Leaderboard merging, ranking and CI columns against hand-built results files."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("matplotlib")
+
+from harness.errors import HarnessError  # noqa: E402
+from harness.leaderboard import schema  # noqa: E402
+from harness.leaderboard.build import build  # noqa: E402
+from harness.leaderboard.collect import collect, load_leaderboard, load_results  # noqa: E402
+from tests.unit.test_leaderboard_fixtures import TaskSpecLite, make_results, write_run  # noqa: E402
+
+ADD_A = TaskSpecLite("lengthgen/addition",
+                     [("1", "ID", 10, 8), ("2", "ID", 10, 6), ("3", "OOD", 10, 2),
+                      ("4", "OOD", 10, 0)], gap=(0.6, 0.4, 0.8), horizon_factor=1.0)
+SCAN_A = TaskSpecLite("compgen/scan_length", [("a", "ID", 10, 10), ("b", "OOD", 10, 5)],
+                      gap=(0.5, 0.3, 0.7), analyses=[("compositionality_gap", 0.2)])
+ADD_B = TaskSpecLite("lengthgen/addition",
+                     [("1", "ID", 10, 10), ("2", "ID", 10, 10), ("3", "OOD", 10, 9),
+                      ("4", "OOD", 10, 7)], gap=(0.2, 0.05, 0.35))
+
+
+def _runs(tmp_path: Path) -> list[Path]:
+    a = write_run(tmp_path / "alpha", make_results("alpha", [ADD_A, SCAN_A]))
+    b = write_run(tmp_path / "beta", make_results("beta", [ADD_B]))
+    return [a, b]
+
+
+def test_entries_ranked_with_hand_computed_columns(tmp_path: Path) -> None:
+    board = collect(_runs(tmp_path)).board
+    assert [(e.label, e.rank) for e in board.entries] == [("beta", 1), ("alpha", 2)]
+    beta, alpha = board.entries
+    assert beta.overall == pytest.approx(0.9) and beta.suite_scores == {"lengthgen": 0.9}
+    assert alpha.suite_scores == {"lengthgen": pytest.approx(0.4),
+                                  "compgen": pytest.approx(0.75)}
+    assert alpha.overall == pytest.approx(0.575)
+    assert alpha.id_accuracy == pytest.approx(0.85)
+    assert alpha.ood_accuracy == pytest.approx(0.3)
+    assert alpha.retention == pytest.approx(0.3 / 0.85)
+    # mean gap 0.55; CI half-width sqrt(0.4² + 0.4²) / (2 · 2) (normal reading of task CIs)
+    assert alpha.gap == pytest.approx(0.55)
+    half = math.sqrt(0.4**2 + 0.4**2) / 4
+    assert alpha.gap_ci_low == pytest.approx(0.55 - half, abs=1e-9)
+    assert alpha.gap_ci_high == pytest.approx(0.55 + half, abs=1e-9)
+    assert beta.gap_ci_low == pytest.approx(0.05) and beta.gap_ci_high == pytest.approx(0.35)
+    assert alpha.horizon_factor == 1.0 and alpha.analyses == {"compositionality_gap": 0.2}
+    assert alpha.n_tasks == 2 and board.suites == ["lengthgen", "compgen"]
+    assert alpha.card.seed == 0 and alpha.card.dtype == "float32"
+    assert alpha.card.harness_versions == ["0.1.0"] and alpha.card.backend == "hf"
+
+
+def test_ties_share_rank(tmp_path: Path) -> None:
+    paths = _runs(tmp_path)
+    paths.append(write_run(tmp_path / "gamma", make_results("gamma", [ADD_A, SCAN_A])))
+    paths.append(write_run(tmp_path / "delta", make_results(
+        "delta", [TaskSpecLite("lengthgen/addition", [("1", "ID", 10, 0), ("3", "OOD", 10, 0)])])))
+    ranks = {e.label: e.rank for e in collect(paths).board.entries}
+    assert ranks == {"beta": 1, "alpha": 2, "gamma": 2, "delta": 4}
+
+
+def test_task_boards_have_one_cell_per_bucket(tmp_path: Path) -> None:
+    board = collect(_runs(tmp_path)).board
+    add = next(t for t in board.tasks if t.task == "lengthgen/addition")
+    assert [b.label for b in add.buckets] == ["1", "2", "3", "4"]
+    assert [b.role for b in add.buckets] == ["ID", "ID", "OOD", "OOD"]
+    assert [r.entry for r in add.rows] == ["beta", "alpha"]  # rank order
+    alpha_row = add.rows[1]
+    assert [c.accuracy for c in alpha_row.buckets] == [0.8, 0.6, 0.2, 0.0]
+    assert (alpha_row.gap, alpha_row.gap_ci_low, alpha_row.gap_ci_high) == (0.6, 0.4, 0.8)
+    assert alpha_row.id_accuracy == pytest.approx(0.7)
+    scan = next(t for t in board.tasks if t.task == "compgen/scan_length")
+    assert [r.entry for r in scan.rows] == ["alpha"]
+    assert scan.description == "A test task." and scan.card == {
+        "axis": "length", "shift": "longer", "locus": ["input"]}
+
+
+def test_latest_duplicate_wins_and_conflicts_are_reported(tmp_path: Path) -> None:
+    old = write_run(tmp_path / "old", make_results("alpha", [ADD_A, SCAN_A]))
+    same = write_run(tmp_path / "same", make_results("alpha", [SCAN_A]))
+    changed = TaskSpecLite(ADD_A.task, [("1", "ID", 10, 10), ("2", "ID", 10, 10),
+                                        ("3", "OOD", 10, 10), ("4", "OOD", 10, 10)],
+                           gap=(0.0, -0.1, 0.1))
+    new = write_run(tmp_path / "new", make_results("alpha", [changed]))
+    os.utime(old, (1_000_000, 1_000_000))
+    os.utime(same, (1_500_000, 1_500_000))
+    os.utime(new, (2_000_000, 2_000_000))
+    board = collect([new, old, same]).board
+    assert len(board.entries) == 1
+    [row] = [t.rows[0] for t in board.tasks if t.task == ADD_A.task]
+    assert row.accuracy == 1.0 and row.source == str(new)  # the newest run
+    [conflict] = board.conflicts  # SCAN_A duplicates are identical: no conflict
+    assert (conflict.task, conflict.kept, conflict.dropped) == (ADD_A.task, str(new), str(old))
+    assert "numbers differ" in conflict.reason
+    used = {s.path: s.used_tasks for s in board.sources}
+    assert used[str(old)] == [] and used[str(same)] == [SCAN_A.task]
+
+
+def test_different_configurations_are_separate_entries(tmp_path: Path) -> None:
+    a0 = write_run(tmp_path / "s0", make_results("alpha", [ADD_A], seed=0))
+    a1 = write_run(tmp_path / "s1", make_results("alpha", [ADD_B], seed=1))
+    dev = write_run(tmp_path / "dev", make_results("alpha", [ADD_A], seed=0,
+                                                   model_args={"device": "cuda:0"}))
+    board = collect([a0, a1, dev]).board  # device is not part of the configuration
+    assert sorted(e.label for e in board.entries) == ["alpha [seed=0]", "alpha [seed=1]"]
+    assert len({e.id for e in board.entries}) == 2 and not board.conflicts
+
+
+def test_written_files(tmp_path: Path) -> None:
+    out = tmp_path / "lb"
+    report = build(_runs(tmp_path), out, title="Test board")
+    df = pd.read_csv(out / "leaderboard.csv")
+    assert list(df["model"]) == ["beta", "alpha"] and list(df["rank"]) == [1, 2]
+    assert {"overall", "lengthgen", "compgen", "id_accuracy", "ood_accuracy", "gap",
+            "gap_ci_low", "gap_ci_high", "retention", "horizon_factor",
+            "compositionality_gap", "n_tasks"} <= set(df.columns)
+    assert df.loc[1, "gap"] == pytest.approx(0.55) and math.isnan(df.loc[0, "compgen"])
+    long = pd.read_csv(out / "buckets.csv")
+    assert len(long) == 4 + 4 + 2
+    md = (out / "leaderboard.md").read_text()
+    assert "| 1 | beta | 90.0 | 90.0 | - |" in md
+    assert "55.0 [40.9, 69.1]" in md  # alpha's gap and CI in points
+    assert "| model | template | 1 (ID) | 2 (ID) | 3 (OOD) | 4 (OOD) |" in md
+    back = load_leaderboard(out / "leaderboard.json")
+    assert back == report.board and back.schema_version == schema.LEADERBOARD_SCHEMA_VERSION
+    for f in ("index.html", "assets/sort.js", "assets/style.css", "plots/gaps.png",
+              "plots/lengthgen__addition.png", "tasks/lengthgen__addition.html",
+              "models/alpha.html"):
+        assert (out / f).is_file(), f
+    assert (out / "plots/gaps.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_samples_are_copied_and_linked(tmp_path: Path) -> None:
+    from tests.unit.test_leaderboard_fixtures import record
+
+    recs = [record(ADD_B.task, str(i), 1.0) for i in range(3)]
+    b = write_run(tmp_path / "beta", make_results("beta", [ADD_B]), {ADD_B.task: recs})
+    out = tmp_path / "lb"
+    build([b], out, gzip_samples=True)
+    board = load_leaderboard(out / "leaderboard.json")
+    rel = board.tasks[0].rows[0].samples
+    assert rel == "per-sample/beta/lengthgen/addition.jsonl.gz"
+    import gzip
+
+    assert gzip.decompress((out / rel).read_bytes()).decode().count("\n") == 3
+    assert f'href="../{rel}"' in (out / "tasks/lengthgen__addition.html").read_text()
+    build([b], out, samples="none")
+    assert load_leaderboard(out / "leaderboard.json").tasks[0].rows[0].samples is None
+
+
+def test_every_schema_field_is_documented() -> None:
+    src = Path(schema.__file__).read_text()
+    lines = re.findall(r"^    \w+: \S.*$", src, re.M)
+    assert len(lines) > 50
+    assert [x for x in lines if "  # " not in x] == []
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "no such file"),
+    ("{not json", "not JSON"),
+    ('{"hello": 1}', "not a genharness results.json"),
+    ('{"schema_version": 99, "tasks": []}', "schema_version 99 is not supported"),
+    ('{"schema_version": 1, "tasks": [{}]}', "invalid results.json"),
+])
+def test_bad_input_is_one_line_naming_the_file(tmp_path: Path, content: str | None,
+                                               message: str) -> None:
+    p = tmp_path / "r.json"
+    if content is not None:
+        p.write_text(content)
+    with pytest.raises(HarnessError) as e:
+        load_results(p)
+    assert str(p) in str(e.value) and message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_cli_build_and_bad_input(tmp_path: Path) -> None:
+    paths = _runs(tmp_path)
+    out = tmp_path / "lb"
+    cmd = [sys.executable, "-m", "harness", "leaderboard", "build", *map(str, paths),
+           "--out", str(out), "--no-png"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "1. beta" in r.stdout and (out / "index.html").is_file()
+    assert not (out / "plots").exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema_version": 7, "tasks": []}))
+    r = subprocess.run([*cmd[:5], str(bad), "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and str(bad) in r.stderr
+    r = subprocess.run([sys.executable, "-m", "harness", "leaderboard", "serve",
+                        str(tmp_path / "nowhere")], capture_output=True, text=True)
+    assert r.returncode == 2 and "no index.html" in r.stderr
+
+
+def test_serve_previews_the_site(tmp_path: Path) -> None:
+    import urllib.request
+
+    out = tmp_path / "lb"
+    build(_runs(tmp_path), out, png=False)
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "leaderboard", "serve", str(out),
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.search(r"at (http://127\.0\.0\.1:\d+/)", line)
+        assert m, line
+        with urllib.request.urlopen(m.group(1) + "index.html", timeout=10) as r:
+            assert b'<table id="leaderboard"' in r.read()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
