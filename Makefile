@@ -5,9 +5,9 @@ PY ?= .venv/bin/python
 RUNS ?= 5
 LIMIT ?= 10
 
-.PHONY: bench bench-lmeval bench-lmeval-auto bench-overhead bench-techniques bench-startup bench-scale
+.PHONY: bench bench-lmeval bench-lmeval-auto bench-overhead bench-techniques bench-gemm bench-startup bench-scale
 
-bench: bench-startup bench-scale bench-techniques bench-overhead bench-lmeval bench-lmeval-auto
+bench: bench-startup bench-scale bench-gemm bench-techniques bench-overhead bench-lmeval bench-lmeval-auto
 	$(PY) bench/report.py
 
 bench-lmeval:
@@ -23,6 +23,9 @@ bench-overhead:
 
 bench-techniques:
 	$(PY) bench/techniques.py --runs $(RUNS) --limit-per-bucket $(LIMIT)
+
+bench-gemm:
+	$(PY) bench/gemm_rows.py
 
 bench-startup:
 	$(PY) bench/startup.py --runs $(RUNS) --tasks 1000

@@ -72,15 +72,24 @@ def _rest() -> None:
                     [[t["config"], _r(t["harness_s"]), _r(t["raw_s"]), _pct(t["overhead"]),
                       _r(t["harness_model_s"]), _r(t["raw_model_s"]), _pct(t["model_overhead"])]
                      for t in ov["table"]]))
-    tq = _load("techniques")
+    for path in sorted(RESULTS.glob("techniques*.json")):
+        _techniques(json.loads(path.read_text()))
+    _startup_scale()
+
+
+def _techniques(tq: dict[str, Any]) -> None:
     if tq:
-        print(f"\n### techniques, in-process A/B ({tq['runs']} alternated runs)\n")
+        print(f"\n### techniques, in-process A/B ({tq['runs']} alternated runs, "
+              f"{tq['limit_per_bucket']} items per bucket, commit {tq['machine']['git_commit']})\n")
         print(table(["technique", "workload", "on s", "off s", "speed-up (off/on)"],
                     [[t["technique"], t["workload"], f"{t['on_s']['median']:.2f}",
                       f"{t['off_s']['median']:.2f}", _r(t["speedup"], "×")]
                      for t in tq["table"]]))
         print("\nprompt tokens a few-shot prefix cache could reuse at most: " + ", ".join(
             f"{k} {v:.1%}" for k, v in tq["prefix_share"].items()))
+
+
+def _startup_scale() -> None:
     st = _load("startup")
     if st:
         print(f"\n### start-up ({st['runs']} alternated runs; baseline = commit "

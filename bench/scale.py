@@ -4,8 +4,10 @@ One generation task (the built-in ``copy`` generator, 4 buckets) is run through 
 (``harness.evaluate.evaluate(cfg, model=...)``) with a fixture model that answers instantly, at
 1k, 10k and 100k items, each size in a fresh process. Reported per size: wall time, items/s,
 peak RSS, RSS after imports, and their difference; memory should not grow with the number of
-items once results stream to disk. ``--diagnose N`` runs one size under tracemalloc and prints
-the allocation sites holding the most memory while the model is called and at the end.
+items (items are generated on demand, records stream to disk, and the reports come from a few
+numbers per sample), only with ``--chunk-size`` (8192 prompts in flight here). ``--diagnose N``
+runs one size under tracemalloc and prints the allocation sites holding the most memory at the
+first model call, before the reports are computed and at the end.
 
     .venv/bin/python bench/scale.py [--sizes 1000,10000,100000] [--runs 1] [--diagnose 10000]
 """
@@ -86,15 +88,15 @@ def child(n: int, diagnose: bool) -> dict[str, Any]:
     if diagnose:
         import tracemalloc
 
-        import harness.runner as runner
+        from harness.scoring.report import ScoreColumns
 
-        real_reports = runner.task_reports
+        real_reports = ScoreColumns.reports
 
-        def reports(*a: Any, **k: Any) -> Any:  # every record is in by now
+        def reports(self: Any, *a: Any, **k: Any) -> Any:  # every record is in by now
             snaps.append(tracemalloc.take_snapshot())
-            return real_reports(*a, **k)
+            return real_reports(self, *a, **k)
 
-        runner.task_reports = reports
+        ScoreColumns.reports = reports  # type: ignore[method-assign]
         tracemalloc.start(8)
     base = _rss_mb()
     cfg_args: dict[str, Any] = dict(

@@ -8,6 +8,8 @@ each technique switched on and off in alternated runs (same answers required):
 - the greedy decoding loop vs ``model.generate`` (greedy, per-row ``RowStopper``);
 - compacting finished rows out of the generation batch vs keeping them to the end;
 - batch size 32 vs 64 (the auto start);
+- a prompt prefix shared by a whole batch (one exemplar set for every item,
+  ``--fewshot-shared``) run once and its KV cache reused, vs fed in every row;
 - shared few-shot prefixes: how many prompt tokens a prefix cache could reuse at all.
 
     .venv/bin/python bench/techniques.py [--runs 5] [--limit-per-bucket 10]
@@ -16,6 +18,7 @@ each technique switched on and off in alternated runs (same answers required):
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import statistics
 import sys
@@ -44,10 +47,21 @@ def _prefix_share(tok: Any, prompts: list[str]) -> float:
     return shared / max(1, sum(map(len, ids)))
 
 
+# (technique title, workloads) in the order they run
+_WORKLOADS = [
+    ("shared-context scoring", ["mc-0shot", "mc-3shot"]),
+    ("greedy loop vs model.generate", ["gen-0shot", "gen-3shot"]),
+    ("compact finished rows", ["gen-0shot", "gen-3shot"]),
+    ("shared prompt prefix run once", ["gen-3shot-shared", "mc-3shot-shared"]),
+    ("batch 64 vs 32", [c.name for c in CONFIGS]),
+]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--limit-per-bucket", type=int, default=10)
+    ap.add_argument("--only", default="", help="run only techniques whose title contains this")
     args = ap.parse_args()
     import os
 
@@ -57,13 +71,15 @@ def main() -> None:
 
     torch.set_num_threads(int(ENV["OMP_NUM_THREADS"]))
     import harness.models.hf as hf
-    from harness.models import hf_generate
+    from harness.models import hf_generate, hf_prefix
     from harness.models.hf import HFModel
     from harness.requests import GenerateRequest, LoglikelihoodRequest
 
     write_mc_task()
     work: dict[str, Any] = {}
     for cfg in CONFIGS:
+        if args.only and not any(args.only in t and cfg.name in n for t, n in _WORKLOADS):
+            continue
         out = W / "ref" / cfg.name
         shutil.rmtree(out, ignore_errors=True)
         run(harness_cmd(cfg, out, args.limit_per_bucket, "32"))
@@ -88,15 +104,19 @@ def main() -> None:
             model._batch_size = kw.get("batch", 32)
             hf.plan = real_plan if kw.get("share", True) else (lambda rows, live: None)
             hf_generate.COMPACT_FRACTION = 0.25 if kw.get("compact", True) else 2.0
+            hf_prefix.MIN_SHARED = 16 if kw.get("prefix", True) else 10**9
         return apply
 
-    experiments = [
-        ("shared-context scoring", ["mc-0shot", "mc-3shot"], setting(), setting(share=False)),
-        ("greedy loop vs model.generate", ["gen-0shot", "gen-3shot"], setting(),
-         setting(fast=False)),
-        ("compact finished rows", ["gen-0shot", "gen-3shot"], setting(), setting(compact=False)),
-        ("batch 64 vs 32", [c.name for c in CONFIGS], setting(batch=64), setting()),
-    ]
+    assert hf_prefix.MIN_SHARED == 16, "update the prefix setting below"
+    arms = {
+        "shared-context scoring": (setting(), setting(share=False)),
+        "greedy loop vs model.generate": (setting(), setting(fast=False)),
+        "compact finished rows": (setting(), setting(compact=False)),
+        "shared prompt prefix run once": (setting(), setting(prefix=False)),
+        "batch 64 vs 32": (setting(batch=64), setting()),
+    }
+    experiments = [(title, names, *arms[title]) for title, names in _WORKLOADS]
+    experiments = [e for e in experiments if args.only in e[0]]
     table, raw = [], {}
     for title, names, on, off in experiments:
         for name in names:
@@ -122,7 +142,8 @@ def main() -> None:
             print(f"  {title:32s} {name:10s} x{statistics.median(speed):.2f}", flush=True)
     setting()()
     share = {c.name: _prefix_share(model._tok, [getattr(r, "prompt", getattr(r, "context", ""))
-                                                for r in work[c.name]]) for c in CONFIGS}
+                                                for r in work[c.name]])
+             for c in CONFIGS if c.name in work}
     print_table("techniques: speed-up = time off / time on (median [min-max] of alternated runs)",
                 ["technique", "workload", "on s", "off s", "speed-up"],
                 [[x["technique"], x["workload"], x["on_s"]["median"], x["off_s"]["median"],
@@ -133,7 +154,8 @@ def main() -> None:
     result = {"benchmark": "techniques", "machine": machine(), "runs": args.runs,
               "limit_per_bucket": args.limit_per_bucket, "table": table,
               "prefix_share": share, "raw": raw, "command": " ".join(sys.argv)}
-    print(f"\nwrote {write_result('techniques', result)}")
+    name = "techniques" + (f"_{re.sub('[^a-z0-9]+', '_', args.only.lower())}" if args.only else "")
+    print(f"\nwrote {write_result(name.strip('_'), result)}")
 
 
 if __name__ == "__main__":

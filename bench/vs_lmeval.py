@@ -4,9 +4,10 @@ The same items and the exact same prompt strings (the harness renders them, few-
 included; lm-eval reads them from local jsonl files through ``dataset_path: json`` tasks and runs
 them zero-shot), the same model (SmolLM2-135M-Instruct as a local fp32 HF folder, the one
 ``hf:smollm2-135m`` resolves to), the same backend (HF transformers on CPU, same torch and
-transformers versions), the same batch size. Four workloads: a generation task
+transformers versions), the same batch size. Six workloads: a generation task
 (``lengthgen/addition``) and a multiple-choice task (4-way arithmetic, generated here), each
-zero-shot and 3-shot.
+zero-shot, 3-shot with exemplars drawn per item, and 3-shot with one exemplar set shared by
+every item (``--fewshot-shared``, as in MMLU's or BBH's fixed exemplars).
 
 Before any timing, both tools must give the same greedy answers and the same per-choice
 log-likelihoods (to 1e-4); the timed runs are checked again. Two comparisons, alternated:
@@ -57,6 +58,7 @@ class Config:
     kind: str  # "gen" or "mc"
     task: str  # harness task address
     k: int  # few-shot exemplars
+    shared: bool = False  # the same exemplars for every item (--fewshot-shared), else per item
 
     @property
     def lm_task(self) -> str:
@@ -68,6 +70,8 @@ CONFIGS = [
     Config("gen-3shot", "gen", "lengthgen/addition", 3),
     Config("mc-0shot", "mc", "benchmc/arith_mc", 0),
     Config("mc-3shot", "mc", "benchmc/arith_mc", 3),
+    Config("gen-3shot-shared", "gen", "lengthgen/addition", 3, shared=True),
+    Config("mc-3shot-shared", "mc", "benchmc/arith_mc", 3, shared=True),
 ]
 
 
@@ -115,7 +119,8 @@ scoring: {{metric: exact_match}}
 def harness_cmd(cfg: Config, out: Path, limit: int, batch: str) -> list[str | Path]:
     return [VENV / "harness", "eval", "--model", "hf:smollm2-135m", "--tasks", cfg.task,
             "--include-path", W / "tasks", "--limit-per-bucket", str(limit), "--num-fewshot",
-            str(cfg.k), "--seed", "0", "--batch-size", batch, "--output-dir", out, "--no-cache"]
+            str(cfg.k), "--seed", "0", "--batch-size", batch, "--output-dir", out, "--no-cache",
+            "--fewshot-shared" if cfg.shared else "--fewshot-per-item"]
 
 
 def lmeval_cmd(cfg: Config, out: Path, mdir: str, batch: str) -> list[str | Path]:

@@ -20,12 +20,13 @@ class RunConfig(BaseModel):
     limit_per_bucket: int | None = Field(None, ge=1)  # cap on items per bucket
     templates: list[str] | None = None  # template ids to run; None = each task's first; ["all"]
     num_fewshot: int | None = Field(None, ge=0)  # overrides each task's fewshot.k
+    fewshot_shared: bool | None = None  # overrides each task's fewshot.shared (one exemplar set)
     apply_chat_template: bool = False  # format prompts with the tokenizer's chat template
     batch_size: int | Literal["auto"] = "auto"  # model batch size
     output_dir: Path  # where results.json and samples/ go
     include_paths: list[Path] = []  # extra task folders
     strategy: str = "direct"  # prompting strategy: direct, cot, least_to_most, self_ask
     use_cache: bool = True  # answer finished requests from the response cache, store new ones
-    cache_dir: Path | None = None  # response cache folder; None = $GENHARNESS_CACHE_DIR or user cache
+    cache_dir: Path | None = None  # response cache folder; None: $GENHARNESS_CACHE_DIR / user cache
     chunk_size: int = Field(8192, ge=1)  # prompts per model call; samples are written per chunk
     data_parallel: int = Field(1, ge=1)  # model replicas in separate processes sharing the requests

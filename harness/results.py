@@ -6,9 +6,11 @@ import hashlib
 import json
 import platform
 import subprocess
+from array import array
+from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, overload
 
 from pydantic import BaseModel, ConfigDict
 
@@ -148,6 +150,62 @@ def read_samples(path: Path) -> list[SampleRecord]:
     """Load a samples file back into records."""
     with path.open(encoding="utf-8") as f:
         return [SampleRecord.model_validate_json(line) for line in f if line.strip()]
+
+
+# What a slim record keeps of the per-sample fields only the samples file needs
+SLIM: dict[str, Any] = {"prompt": "", "output": "", "extracted": "", "target": "", "calls": [],
+                        "choices": None, "choice_logprobs": None}
+
+
+class SamplesFile(Sequence[SampleRecord]):
+    """A samples file as a sequence of records, read from disk on demand: iterating streams the
+    file one record at a time, and indexing seeks to the record (line offsets are indexed on
+    first use, 8 bytes per record). ``slim``: records without prompts, targets, outputs, choices
+    and calls (fields set as in ``SLIM``), what analyses get."""
+
+    def __init__(self, path: Path, *, slim: bool = False) -> None:
+        self.path = path
+        self.slim = slim
+        self._offsets: array[int] | None = None
+
+    def _parse(self, line: bytes) -> SampleRecord:
+        if not self.slim:
+            return SampleRecord.model_validate_json(line)
+        return SampleRecord.model_validate({**json.loads(line), **SLIM})
+
+    def _index(self) -> array[int]:
+        if self._offsets is None:
+            offsets, at = array("q"), 0
+            with self.path.open("rb") as f:
+                for line in f:
+                    if line.strip():
+                        offsets.append(at)
+                    at += len(line)
+            self._offsets = offsets
+        return self._offsets
+
+    def __len__(self) -> int:
+        return len(self._index())
+
+    @overload
+    def __getitem__(self, i: int) -> SampleRecord: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[SampleRecord]: ...
+
+    def __getitem__(self, i: int | slice) -> SampleRecord | list[SampleRecord]:
+        offsets = self._index()
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(offsets)))]
+        with self.path.open("rb") as f:
+            f.seek(offsets[i])
+            return self._parse(f.readline())
+
+    def __iter__(self) -> Iterator[SampleRecord]:
+        with self.path.open("rb") as f:
+            for line in f:
+                if line.strip():
+                    yield self._parse(line)
 
 
 def write_results(results: Results, output_dir: Path) -> Path:

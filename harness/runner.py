@@ -1,6 +1,9 @@
 """Runs tasks: instances → prompts → requests → model → scores → reports.
 
-All requests of a task go to the model in one call, so the backend can sort and batch them.
+Requests go to the model a chunk at a time (``--chunk-size``), so the backend can sort and batch
+them. Memory stays flat with the number of items: generated items are made on demand, sample
+records go to the samples file as each chunk is scored, and the reports are computed from a few
+numbers per sample (``ScoreColumns``); analyses read the records back from the samples file.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ from harness.config import RunConfig
 from harness.errors import HarnessError, did_you_mean
 from harness.models.base import LM
 from harness.requests import GenerateRequest, LoglikelihoodRequest
-from harness.results import SampleWriter, TaskResult, samples_path, spec_hash
+from harness.results import SamplesFile, SampleWriter, TaskResult, samples_path, spec_hash
 from harness.scoring.records import SampleRecord
-from harness.scoring.report import task_reports
+from harness.scoring.report import ScoreColumns
 from harness.scoring.score import Prepared, score_choices, score_generation
 from harness.tasks.instances import InstanceSet, build_instances, labels, select_fewshot
 from harness.tasks.prompts import build_prompt, build_turns, choices_of, gold_index, target_text
@@ -66,10 +69,12 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
         k = cond.k if cond.k is not None else spec.fewshot.k
         k = k if cfg.num_fewshot is None or cond.k is not None else cfg.num_fewshot
         evaluated = labels(cond.evaluate)
-        for item in inst.items:
+        shared = spec.fewshot.shared if cfg.fewshot_shared is None else cfg.fewshot_shared
+        for pos, item in enumerate(inst.items):
             if evaluated is not None and item.bucket.label not in evaluated:
                 continue
-            shots = select_fewshot(item, inst.pool, k, cfg.seed, task, labels(cond.pool), cond.id)
+            shots = select_fewshot(item, inst.pool, k, cfg.seed, task, labels(cond.pool), cond.id,
+                                   shared)
             if cfg.apply_chat_template:
                 prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
             else:
@@ -81,6 +86,7 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
                 meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
                 prompt=prompt, target=target_text(spec, tpl, item), choices=choices,
                 gold=gold_index(spec, item, choices) if choices is not None else None,
+                position=pos,
             )
 
 
@@ -104,11 +110,6 @@ def score_all(spec: TaskSpec, prepared: list[Prepared], model: LM) -> list[Sampl
     return records
 
 
-# Per-sample fields only the samples file needs; dropped from the copies kept for aggregates.
-_SLIM: dict[str, object] = {"prompt": "", "output": "", "extracted": "", "target": "",
-                            "calls": [], "choices": None, "choice_logprobs": None}
-
-
 @dataclass(frozen=True)
 class TaskOutcome:
     """A finished task: its results entry and phase timings."""
@@ -126,13 +127,13 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     t1 = time.perf_counter()
     if on_progress:
         n_tpl = len(pick_templates(spec, cfg.templates, ref.address))
-        per_cond = [sum(1 for it in inst.items if (ev := labels(c.evaluate)) is None
-                        or it.bucket.label in ev) for c in conditions(spec)]
+        per_cond = [inst.count(labels(c.evaluate)) for c in conditions(spec)]
         on_progress(f"{ref.address}: {n_tpl * sum(per_cond)} prompts")
     t_model = 0.0
     path = samples_path(cfg.output_dir, ref.address)
     writer = SampleWriter(path)
-    slim: list[SampleRecord] = []  # what aggregates need: no prompts, outputs or calls
+    ranks = inst.id_ranks()  # item position → order by id within its bucket
+    scores = ScoreColumns(ref.address, inst.buckets)  # what the reports need of each sample
     try:
         stream = iter_prepared(spec, ref.address, inst, cfg, model)
         while chunk := list(islice(stream, cfg.chunk_size)):
@@ -144,15 +145,16 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
 
                 records = run_strategy(cfg.strategy, spec, ref.address, chunk, inst.pool, model)
             t_model += time.perf_counter() - tc
-            for rec in records:
+            for p, rec in zip(chunk, records, strict=True):
                 writer.write(rec)
-                slim.append(rec.model_copy(update=_SLIM))
+                scores.add(rec, ranks[p.position])
+            del records  # a chunk's records are on disk now: keep nothing of them
     finally:
         writer.close()
-    records = slim
     t2 = time.perf_counter()
-    reports = task_reports(records, inst.buckets, spec.gaps, cfg.seed)
-    analyses = run_analyses(records, inst.buckets, spec.analyses, cfg.seed)
+    reports = scores.reports(spec.gaps, cfg.seed)
+    # analyses get the records without prompts, outputs and calls, read back from the file
+    analyses = run_analyses(SamplesFile(path, slim=True), inst.buckets, spec.analyses, cfg.seed)
     result = TaskResult(
         task=ref.address, origin=ref.origin, spec=spec.model_dump(mode="json"),
         spec_sha256=spec_hash(spec), difficulty_name=spec.difficulty_name,

@@ -35,7 +35,8 @@ class AnalysisResult(BaseModel):
     details: dict[str, Any] = {}  # per-template / per-level / per-condition breakdowns
 
 
-AnalysisFn = Callable[[Sequence[SampleRecord], Sequence[Bucket], dict[str, Any], int], AnalysisResult]
+AnalysisFn = Callable[
+    [Sequence[SampleRecord], Sequence[Bucket], dict[str, Any], int], AnalysisResult]
 
 # modules that register built-in analyses when imported (suites add theirs here)
 _BUILTIN_MODULES: tuple[str, ...] = ("harness.analyses.lengthgen", "harness.analyses.easy2hard",
@@ -71,7 +72,8 @@ def analysis_names() -> list[str]:
 
 def run_analyses(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                  specs: Sequence[AnalysisSpec], seed: int) -> list[AnalysisResult]:
-    """Run every analysis a task asks for; each gets ``derive_seed(seed, task, "analysis", name)``."""
+    """Run every analysis a task asks for; each gets its own seed,
+    ``derive_seed(seed, task, "analysis", name)``."""
     if not specs or not samples:
         return []
     task = samples[0].task

@@ -33,6 +33,7 @@ def eval_command(
     apply_chat_template: Annotated[bool, typer.Option(help="Format prompts with the model's chat template.")] = False,
     templates: Annotated[str | None, typer.Option(help="Template ids (comma-separated) or 'all'.")] = None,  # noqa: UP007
     num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override each task's few-shot k.")] = None,  # noqa: UP007
+    fewshot_shared: Annotated[bool | None, typer.Option("--fewshot-shared/--fewshot-per-item", help="Same exemplars for every item (a prefix the backend computes once), or a draw per item; default: each task's fewshot.shared.")] = None,  # noqa: UP007
     include_path: Annotated[list[Path] | None, typer.Option(help="Extra task folder (repeatable).")] = None,  # noqa: UP007
     strategy: Annotated[str, typer.Option(help="direct, cot, least_to_most, self_ask.")] = "direct",
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="Reuse and store responses in the response cache (resumes interrupted runs).")] = True,
@@ -60,7 +61,8 @@ def eval_command(
         model=model, model_args=parse_model_args(model_args), tasks=tasks, seed=seed,
         limit_per_bucket=limit_per_bucket,
         templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
-        num_fewshot=num_fewshot, apply_chat_template=apply_chat_template,
+        num_fewshot=num_fewshot, fewshot_shared=fewshot_shared,
+        apply_chat_template=apply_chat_template,
         batch_size=bs, output_dir=output_dir, include_paths=include_path or [],
         strategy=strategy, use_cache=cache, cache_dir=cache_dir, data_parallel=data_parallel,
         chunk_size=chunk_size,

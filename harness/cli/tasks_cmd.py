@@ -118,7 +118,7 @@ def sample(
     k = spec.fewshot.k if num_fewshot is None else num_fewshot
     items = [it for it in inst.items if bucket is None or it.bucket.label == bucket][:n]
     for it in items:
-        shots = select_fewshot(it, inst.pool, k, seed, ref.address)
+        shots = select_fewshot(it, inst.pool, k, seed, ref.address, shared=spec.fewshot.shared)
         typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
                    f"{spec.difficulty_name}={it.difficulty:g}")
         typer.echo(build_prompt(spec, tpl, it, shots))

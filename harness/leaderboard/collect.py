@@ -43,6 +43,7 @@ SUITE_ORDER = ("lengthgen", "compgen", "easy2hard", "instructdiv")
 HEADLINE_ANALYSES = {"compositionality_gap": "compositionality gap", "sgr": "SGR",
                      "multi_prompt": "CPS", "effective_length": "effective length"}
 _CONFIG_KEYS = ("model", "model_args", "seed", "limit_per_bucket", "templates", "num_fewshot",
+                "fewshot_shared",
                 "apply_chat_template", "strategy")
 
 

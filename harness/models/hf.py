@@ -29,6 +29,7 @@ from harness.models.aliases import (
 from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
 from harness.models.hf_batching import AUTO_BATCH_START, BatchingMixin
 from harness.models.hf_generate import greedy, sample
+from harness.models.hf_prefix import SharedPrefix
 from harness.models.hf_score import Row, plan, prefix_key, score_batch
 from harness.models.hf_support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
 from harness.models.registry import backend
@@ -98,6 +99,8 @@ class HFModel(BatchingMixin, LM):
         # cache explicitly; models that take neither use model.generate / plain scoring
         self._fast = {"position_ids", "past_key_values"} <= set(params) and not getattr(
             model.config, "is_encoder_decoder", False)
+        # a prompt prefix every row of a batch shares runs once (and is kept for the next batch)
+        self._prefix = SharedPrefix(model, self._keep_arg) if self._fast else None
         self._cache: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
         self._prompts: dict[tuple[str, int], list[int]] = {}
         revision = getattr(model.config, "_commit_hash", None) or opts.revision
@@ -212,7 +215,7 @@ class HFModel(BatchingMixin, LM):
         limits = [r.max_tokens for r in reqs]
         if temp == 0 and self._fast:
             rows = greedy(self._model, prompts, limits, stops, self._eos, self._pad, self._decode,
-                          self._keep_arg)
+                          self._keep_arg, self._prefix)
         else:
             rows = sample(self._model, prompts, limits, stops, self._eos, self._pad, self._decode,
                           temp)
@@ -296,7 +299,7 @@ class HFModel(BatchingMixin, LM):
         return totals
 
     def _score_batch(self, rows: list[Row], share: bool = False) -> list[tuple[float, bool]]:
-        return score_batch(self._model, rows, self._pad, self._keep_arg, share)
+        return score_batch(self._model, rows, self._pad, self._keep_arg, share, self._prefix)
 
     def count_tokens(self, text: str) -> int | None:
         """Tokens of ``text`` without special tokens."""
@@ -318,7 +321,7 @@ class HFModel(BatchingMixin, LM):
 
     def close(self) -> None:
         """Drop the model and free accelerator memory."""
-        self._model = None
+        self._model, self._prefix = None, None
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()

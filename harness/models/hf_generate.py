@@ -1,6 +1,7 @@
 """Batched generation for the hf backend.
 
-- ``greedy``: a plain decoding loop (temperature 0): prefill with only the last logits kept,
+- ``greedy``: a plain decoding loop (temperature 0): prefill with only the last logits kept
+  (a prefix every prompt of the batch shares is fed once, see ``hf_prefix``),
   then one token per step from the KV cache, argmax, no logits processors. Each row stops on
   its own (eos, its own token limit, or one of its stop strings in the decoded tail), and rows
   that are done leave the batch (the cache is compacted once enough of them are done, down to
@@ -21,6 +22,7 @@ import torch
 import transformers
 from transformers import StoppingCriteriaList
 
+from harness.models.hf_prefix import SharedPrefix, prefixed_mask
 from harness.models.hf_support import RowStopper
 
 _hf: Any = transformers
@@ -49,15 +51,17 @@ def _window(stops: list[str]) -> int:
 @torch.inference_mode()
 def greedy(model: Any, prompts: list[list[int]], limits: list[int], stops: list[list[str]],
            eos: set[int], pad: int, decode: Callable[[list[int]], str],
-           keep_arg: bool) -> list[list[int]]:
+           keep_arg: bool, prefix: SharedPrefix | None = None) -> list[list[int]]:
     """Greedy continuation of every prompt (see the module docstring)."""
     device = model.device
-    ids, mask = _left_padded(prompts, pad)
-    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    # a prefix every prompt shares runs once; each row keeps at least one token of its own
+    shared, cache = prefix.take(prompts, min(len(p) for p in prompts) - 1) if prefix else (0, None)
+    ids, mask = _left_padded([p[shared:] for p in prompts], pad)
+    pos = (mask.cumsum(-1) - 1).clamp(min=0) + shared
     extra = {"logits_to_keep": 1} if keep_arg else {}
-    mask = mask.to(device)
+    mask = (prefixed_mask(mask, shared) if shared else mask).to(device)
     res = model(input_ids=ids.to(device), attention_mask=mask, position_ids=pos.to(device),
-                use_cache=True, **extra)
+                past_key_values=cache, use_cache=True, **extra)
     cache = res.past_key_values
     nxt = res.logits[:, -1].argmax(-1)
     last = pos[:, -1].to(device)

@@ -11,6 +11,9 @@ Two ways, chosen per batch:
   least ``SHARE_MIN_SAVING`` of the tokens the plain way would feed (two forward passes and a
   cache copy cost more than a few shared tokens), and when the model takes ``position_ids``
   and returns a cache that can be reordered.
+
+Either way, a token prefix that every row of the batch starts with (shared few-shot exemplars,
+an instruction) can be run once first (``hf_prefix``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+
+from harness.models.hf_prefix import SharedPrefix, prefixed_mask
 
 Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
 Score = tuple[float, bool]  # summed log-probability, every scored token is the argmax
@@ -45,17 +50,21 @@ def plan(rows: list[Row], live: list[int]) -> dict[tuple[int, ...], list[int]] |
 
 @torch.inference_mode()
 def score_batch(model: Any, rows: list[Row], pad: int, keep_arg: bool,
-                can_share: bool = True) -> list[Score]:
-    """Score every row (a row with nothing to score gets ``(0.0, True)``)."""
+                can_share: bool = True, prefix: SharedPrefix | None = None) -> list[Score]:
+    """Score every row (a row with nothing to score gets ``(0.0, True)``).
+
+    ``can_share``: group rows by context (``plan``); ``prefix``: runs a prefix that all rows
+    of the batch share once (``hf_prefix``). Both need a model that takes a cache and positions.
+    """
     live = [i for i, (_, n) in enumerate(rows) if n > 0]
     out: list[Score] = [(0.0, True)] * len(rows)
     if not live:
         return out
     groups = plan(rows, live) if can_share else None
     if groups is not None:
-        _shared(model, rows, groups, pad, keep_arg, out)
+        _shared(model, rows, groups, pad, keep_arg, out, prefix)
     else:
-        _plain(model, rows, live, pad, keep_arg, out)
+        _plain(model, rows, live, pad, keep_arg, out, prefix)
     return out
 
 
@@ -66,16 +75,23 @@ def _pick(lp: torch.Tensor, target: list[int]) -> tuple[torch.Tensor, bool]:
 
 
 def _plain(model: Any, rows: list[Row], live: list[int], pad: int, keep_arg: bool,
-           out: list[Score]) -> None:
-    lengths = [len(rows[i][0]) - 1 for i in live]
+           out: list[Score], prefix: SharedPrefix | None) -> None:
+    seqs = [rows[i][0][:-1] for i in live]
+    first = min(len(q) - rows[i][1] for q, i in zip(seqs, live, strict=True))  # first scored pos
+    shared, base = prefix.take(seqs, first) if prefix else (0, None)
+    lengths = [len(q) - shared for q in seqs]
     width = max(lengths)
     ids = torch.full((len(live), width), pad, dtype=torch.long)
     mask = torch.zeros((len(live), width), dtype=torch.long)
-    for j, i in enumerate(live):
-        ids[j, : lengths[j]] = torch.tensor(rows[i][0][:-1], dtype=torch.long)
+    for j, q in enumerate(seqs):
+        ids[j, : lengths[j]] = torch.tensor(q[shared:], dtype=torch.long)
         mask[j, : lengths[j]] = 1
-    first = min(lengths[j] - rows[i][1] for j, i in enumerate(live))
-    extra = {"logits_to_keep": width - first} if keep_arg else {}
+    extra: dict[str, Any] = {"logits_to_keep": width - (first - shared)} if keep_arg else {}
+    if shared:
+        extra["past_key_values"] = base
+        pos = (shared + torch.arange(width)).expand(len(live), -1)
+        extra["position_ids"] = pos.to(model.device)
+        mask = prefixed_mask(mask, shared)
     device = model.device
     logits = model(input_ids=ids.to(device), attention_mask=mask.to(device), **extra).logits
     offset = width - logits.shape[1]
@@ -87,20 +103,23 @@ def _plain(model: Any, rows: list[Row], live: list[int], pad: int, keep_arg: boo
 
 
 def _shared(model: Any, rows: list[Row], groups: dict[tuple[int, ...], list[int]], pad: int,
-            keep_arg: bool, out: list[Score]) -> None:
+            keep_arg: bool, out: list[Score], prefix: SharedPrefix | None) -> None:
     device = model.device
     keys = list(groups)
     plen = [len(k) for k in keys]  # >= 1: a scored row always has a token before its targets
-    width = max(plen)
+    # what every context starts with runs once; each context keeps at least one token
+    shared, base = prefix.take([list(k) for k in keys], min(plen) - 1) if prefix else (0, None)
+    width = max(plen) - shared
     ids = torch.full((len(keys), width), pad, dtype=torch.long)
     mask = torch.zeros((len(keys), width), dtype=torch.long)
     for g, k in enumerate(keys):
-        ids[g, width - plen[g] :] = torch.tensor(k, dtype=torch.long)
-        mask[g, width - plen[g] :] = 1
-    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        ids[g, width - plen[g] + shared :] = torch.tensor(k[shared:], dtype=torch.long)
+        mask[g, width - plen[g] + shared :] = 1
+    pos = (mask.cumsum(-1) - 1).clamp(min=0) + shared
     extra = {"logits_to_keep": 1} if keep_arg else {}
+    mask = prefixed_mask(mask, shared) if shared else mask
     first = model(input_ids=ids.to(device), attention_mask=mask.to(device),
-                  position_ids=pos.to(device), use_cache=True, **extra)
+                  position_ids=pos.to(device), past_key_values=base, use_cache=True, **extra)
     first_lp = first.logits[:, -1].float().log_softmax(-1)  # predicts each row's first target
     members = [(g, i) for g, k in enumerate(keys) for i in groups[k]]
     conts = [rows[i][0][-rows[i][1] :] for _, i in members]

@@ -88,12 +88,12 @@ def scores_by_bucket(
     return [[score for _, score in sorted(rows)] for rows in keyed]
 
 
-def aggregate_buckets(
-    samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
+def bucket_rows(
+    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket]
 ) -> list[BucketAggregate]:
-    """One row per bucket, in bucket order, empty buckets included (n=0, accuracy None)."""
+    """One row per bucket from each bucket's scores (as ``scores_by_bucket`` gives them)."""
     rows: list[BucketAggregate] = []
-    for b, scores in zip(buckets, scores_by_bucket(samples, buckets), strict=True):
+    for b, scores in zip(buckets, per_bucket, strict=True):
         n, correct, acc, lo, hi = _summary(scores)
         rows.append(
             BucketAggregate(
@@ -104,22 +104,34 @@ def aggregate_buckets(
     return rows
 
 
-def scores_by_role(
+def aggregate_buckets(
     samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
-) -> dict[Role, list[float]]:
-    """Sample scores pooled per role ("ID", "OOD"), in bucket order then item-id order."""
+) -> list[BucketAggregate]:
+    """One row per bucket, in bucket order, empty buckets included (n=0, accuracy None)."""
+    return bucket_rows(scores_by_bucket(samples, buckets), buckets)
+
+
+def _pooled(per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket]
+            ) -> dict[Role, list[float]]:
     pooled: dict[Role, list[float]] = {r: [] for r in ROLES}
-    for b, scores in zip(buckets, scores_by_bucket(samples, buckets), strict=True):
+    for b, scores in zip(buckets, per_bucket, strict=True):
         pooled[b.role].extend(scores)
     return pooled
 
 
-def aggregate_roles(
+def scores_by_role(
     samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
+) -> dict[Role, list[float]]:
+    """Sample scores pooled per role ("ID", "OOD"), in bucket order then item-id order."""
+    return _pooled(scores_by_bucket(samples, buckets), buckets)
+
+
+def role_rows(
+    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket]
 ) -> list[RoleAggregate]:
-    """ID then OOD, pooled over items; a role no bucket has is left out."""
+    """ID then OOD rows from each bucket's scores; a role no bucket has is left out."""
     present = {b.role for b in buckets}
-    pooled = scores_by_role(samples, buckets)
+    pooled = _pooled(per_bucket, buckets)
     rows: list[RoleAggregate] = []
     for role in ROLES:
         if role not in present:
@@ -129,3 +141,10 @@ def aggregate_roles(
             RoleAggregate(role=role, n=n, correct=correct, accuracy=acc, ci_low=lo, ci_high=hi)
         )
     return rows
+
+
+def aggregate_roles(
+    samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
+) -> list[RoleAggregate]:
+    """ID then OOD, pooled over items; a role no bucket has is left out."""
+    return role_rows(scores_by_bucket(samples, buckets), buckets)

@@ -113,7 +113,14 @@ def compute_gaps(
     ``id_ood`` and ``retention`` need ID and OOD samples, ``horizon`` needs ID samples; a gap
     without them is None.
     """
-    per_bucket = scores_by_bucket(samples, buckets)
+    return gaps_from_scores(scores_by_bucket(samples, buckets), buckets, spec, seed)
+
+
+def gaps_from_scores(
+    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket], spec: GapsSpec, seed: int
+) -> GapReport:
+    """``compute_gaps`` from each bucket's scores (in item-id order, as ``scores_by_bucket``
+    gives them)."""
     pairs = list(zip(buckets, per_bucket, strict=True))
     ids = [x for b, scores in pairs if b.role == "ID" for x in scores]
     oods = [x for b, scores in pairs if b.role == "OOD" for x in scores]

@@ -1,24 +1,30 @@
 """Per-template reports: bucket and role accuracies plus gaps, computed from sample records only.
 
-``task_reports`` is the single place results are computed: the runner builds results.json with it
-and anyone can recompute the same numbers from ``samples/<task>.jsonl``. The gap bootstrap is
-seeded with ``derive_seed(seed, task, template, "gaps")`` and items are ordered by id within a
-bucket, so the numbers do not depend on the order of the records.
+``report_from_scores`` is the single place results are computed, from each bucket's scores in
+item-id order. ``task_reports`` feeds it from sample records: anyone can recompute the numbers of
+results.json from ``samples/<task>.jsonl``. The runner feeds it from ``ScoreColumns``, the few
+numbers per sample the reports need, kept in compact columns while the records themselves stream
+to disk (memory stays flat with the number of items). The gap bootstrap is seeded with
+``derive_seed(seed, task, template, "gaps")`` and items are ordered by id within a bucket, so the
+numbers do not depend on the order of the records.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from harness.scoring.aggregates import (
     BucketAggregate,
     RoleAggregate,
-    aggregate_buckets,
-    aggregate_roles,
+    bucket_rows,
+    role_rows,
+    scores_by_bucket,
 )
-from harness.scoring.gaps import GapReport, compute_gaps
+from harness.scoring.gaps import GapReport, gaps_from_scores
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket
@@ -54,14 +60,24 @@ def template_report(
                 f"template_report: samples mix {task!r}/{template!r}/{cond!r} with "
                 f"{s.task!r}/{s.template!r}/{s.condition!r}"
             )
-    gap_seed = derive_seed(seed, task, template, "gaps", *([cond] if cond else []))
+    return report_from_scores(task, template, cond, scores_by_bucket(samples, buckets), buckets,
+                              gaps_spec, seed)
+
+
+def report_from_scores(
+    task: str, template: str, condition: str, per_bucket: Sequence[Sequence[float]],
+    buckets: Sequence[Bucket], gaps_spec: GapsSpec, seed: int,
+) -> TemplateReport:
+    """The report of one (template, condition) of ``task`` from each bucket's scores, in bucket
+    order and item-id order within a bucket (``seed``: the run seed)."""
+    gap_seed = derive_seed(seed, task, template, "gaps", *([condition] if condition else []))
     return TemplateReport(
         template=template,
-        condition=cond,
-        n=len(samples),
-        buckets=aggregate_buckets(samples, buckets),
-        roles=aggregate_roles(samples, buckets),
-        gaps=compute_gaps(samples, buckets, gaps_spec, gap_seed),
+        condition=condition,
+        n=sum(len(scores) for scores in per_bucket),
+        buckets=bucket_rows(per_bucket, buckets),
+        roles=role_rows(per_bucket, buckets),
+        gaps=gaps_from_scores(per_bucket, buckets, gaps_spec, gap_seed),
     )
 
 
@@ -76,3 +92,60 @@ def task_reports(
     for s in samples:
         groups.setdefault((s.template, s.condition), []).append(s)
     return [template_report(g, buckets, gaps_spec, seed) for g in groups.values()]
+
+
+class ScoreColumns:
+    """What the reports need of each sample, a few bytes per sample: its (template, condition)
+    group, bucket, item-id rank and score. ``reports`` gives exactly ``task_reports`` of the same
+    records, given ranks that order the items by id within each bucket."""
+
+    def __init__(self, task: str, buckets: Sequence[Bucket]) -> None:
+        self.task = task  # task address every sample must carry
+        self.buckets = list(buckets)  # the task's ordered buckets
+        self._pos = {b.index: pos for pos, b in enumerate(self.buckets)}
+        self._groups: dict[tuple[str, str], int] = {}  # (template, condition) → group number
+        self._group, self._bucket = array("i"), array("i")
+        self._rank, self._score = array("q"), array("d")
+
+    def __len__(self) -> int:
+        return len(self._score)
+
+    def add(self, s: SampleRecord, rank: int) -> None:
+        """Add one sample; ``rank`` orders its item by id among the items of its bucket."""
+        pos = self._pos.get(s.bucket_index)
+        if pos is None:
+            raise ValueError(
+                f"sample {s.id!r}: bucket_index {s.bucket_index} is not one of the task's buckets"
+            )
+        b = self.buckets[pos]
+        if s.bucket != b.label or s.role != b.role:
+            raise ValueError(
+                f"sample {s.id!r}: bucket {s.bucket!r} ({s.role}) at index {s.bucket_index} does "
+                f"not match the task's bucket {b.label!r} ({b.role})"
+            )
+        if s.task != self.task:
+            raise ValueError(f"sample {s.id!r} of task {s.task!r} among samples of {self.task!r}")
+        self._group.append(self._groups.setdefault((s.template, s.condition), len(self._groups)))
+        self._bucket.append(pos)
+        self._rank.append(rank)
+        self._score.append(s.score)
+
+    def reports(self, gaps_spec: GapsSpec, seed: int) -> list[TemplateReport]:
+        """One report per (template, condition), in order of first appearance (no samples: [])."""
+        group = np.frombuffer(self._group, dtype=np.intc)
+        bucket = np.frombuffer(self._bucket, dtype=np.intc)
+        rank = np.frombuffer(self._rank, dtype=np.int64)
+        score = np.frombuffer(self._score, dtype=np.float64)
+        # by group, then bucket, then item id (then score, as sorting (id, score) pairs does)
+        order = np.lexsort((score, rank, bucket, group))
+        keys = group[order].astype(np.int64) * len(self.buckets) + bucket[order]
+        cuts = np.searchsorted(keys, np.arange(len(self._groups) * len(self.buckets) + 1))
+        out = []
+        for (template, condition), g in self._groups.items():
+            per_bucket = [
+                score[order[cuts[k]:cuts[k + 1]]].tolist()
+                for k in range(g * len(self.buckets), (g + 1) * len(self.buckets))
+            ]
+            out.append(report_from_scores(self.task, template, condition, per_bucket,
+                                          self.buckets, gaps_spec, seed))
+        return out

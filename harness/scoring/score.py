@@ -27,6 +27,7 @@ class Prepared:
     choices: list[str] | None = None  # MC choices
     gold: int | None = None  # MC gold index
     meta: dict[str, Any] = field(default_factory=dict)  # record fields named in fields.meta
+    position: int = 0  # the item's position in its InstanceSet's items
 
 
 def _base(p: Prepared) -> dict[str, object]:

@@ -2,17 +2,19 @@
 
 Items of a generator source are made per bucket; item ``i`` of a bucket depends only on
 (run seed, task seed, task, bucket, i), so ``--limit-per-bucket 20`` gives the first 20 of the
-items a larger limit gives. File and dataset sources keep, per bucket, the items with the smallest
+items a larger limit gives, and the items are made on demand (``GeneratedItems``) instead of
+being held in memory. File and dataset sources keep, per bucket, the items with the smallest
 seeded hash of their id (again a prefix property). Few-shot pools hold ID items only.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from harness.errors import HarnessError
 from harness.generators.registry import CountTokens, get_generator, run_generator
@@ -36,9 +38,32 @@ class InstanceSet:
     """The items of one task for one run, and the few-shot pool."""
 
     buckets: list[Bucket]  # ordered buckets with roles
-    items: list[Instance]  # evaluation items, bucket by bucket
+    items: Sequence[Instance]  # evaluation items (generator sources: made on demand, per bucket)
     pool: list[Instance]  # exemplar candidates (ID buckets only)
     dropped: int  # source records outside every bucket
+
+    def count(self, allowed: set[str] | None = None) -> int:
+        """Items in the buckets labelled ``allowed`` (None: all), without generating any."""
+        if allowed is None:
+            return len(self.items)
+        if isinstance(self.items, GeneratedItems):
+            return self.items.per_bucket * sum(b.label in allowed for b in self.items.buckets)
+        return sum(1 for it in self.items if it.bucket.label in allowed)
+
+    def id_ranks(self) -> array[int]:
+        """For each item position, a rank that orders items by id within their bucket (what the
+        aggregates sort by), computed without generating the items."""
+        ranks = array("q", bytes(8 * len(self.items)))
+        if isinstance(self.items, GeneratedItems):  # ids "<label>/<j>": contiguous per bucket
+            per, ids = self.items.per_bucket, self.items.item_id
+            for start in range(0, len(ranks) if per else 0, per):
+                for r, i in enumerate(sorted(range(start, start + per), key=ids)):
+                    ranks[i] = r
+        else:
+            items = self.items
+            for r, i in enumerate(sorted(range(len(items)), key=lambda i: items[i].id)):
+                ranks[i] = r
+        return ranks
 
 
 def _difficulty(rec: Mapping[str, Any], field: str, where: str, pattern: str | None = None
@@ -52,30 +77,77 @@ def _difficulty(rec: Mapping[str, Any], field: str, where: str, pattern: str | N
     try:
         return float(rec[field])
     except (TypeError, ValueError):
-        raise HarnessError(f"{where}: difficulty field {field!r} is not a number: {rec[field]!r}") from None
+        raise HarnessError(
+            f"{where}: difficulty field {field!r} is not a number: {rec[field]!r}") from None
 
 
-def _generate(
-    spec: TaskSpec, task: str, src: GeneratorSource, buckets: Sequence[Bucket], seed: int,
-    per_bucket: int, stream: str, count_tokens: CountTokens | None = None,
-) -> list[Instance]:
-    gen = get_generator(src.name)
-    out: list[Instance] = []
-    for b in buckets:
-        values = b.values()
-        if not values:
-            raise HarnessError(f"{task}: bucket {b.label} holds no integer difficulty value")
-        for i in range(per_bucket):
-            value = values[i % len(values)]
-            s = derive_seed(seed, src.seed, task, stream, b.label, i)
-            try:
-                rec = run_generator(gen, s, value, src.params, count_tokens)
-            except (TypeError, ValueError) as e:
-                raise HarnessError(f"{task}: generator {src.name!r}: {e}") from None
-            rec.setdefault(spec.fields.difficulty, value)
-            prefix = "fs:" if stream == "fewshot" else ""
-            out.append(Instance(f"{prefix}{b.label}/{i}", rec, float(value), b))
-    return out
+class GeneratedItems(Sequence[Instance]):
+    """The items of a generator source, made on demand rather than held in memory.
+
+    Item ``i`` of a bucket depends only on (run seed, task seed, task, stream, bucket, i), so the
+    sequence can make any item again at any time: iterating it (once per template and few-shot
+    condition) regenerates the items in the same order, and memory does not grow with the number
+    of items. Items are laid out bucket by bucket, ``per_bucket`` each.
+    """
+
+    def __init__(
+        self, spec: TaskSpec, task: str, src: GeneratorSource, buckets: Sequence[Bucket],
+        seed: int, per_bucket: int, stream: str, count_tokens: CountTokens | None = None,
+    ) -> None:
+        self._gen = get_generator(src.name)
+        self._spec, self._task, self._src, self._seed = spec, task, src, seed
+        self._stream, self._count_tokens = stream, count_tokens
+        self.buckets = list(buckets)  # the buckets the items fall in, in item order
+        self.per_bucket = per_bucket  # items per bucket
+        self._values: list[list[int]] = []
+        for b in self.buckets:
+            values = b.values()
+            if not values:
+                raise HarnessError(f"{task}: bucket {b.label} holds no integer difficulty value")
+            self._values.append(values)
+        if per_bucket:  # bad generator params fail here, before any model call
+            for pos in range(len(self.buckets)):
+                self._make(pos, 0)
+
+    def __len__(self) -> int:
+        return self.per_bucket * len(self.buckets)
+
+    @overload
+    def __getitem__(self, i: int) -> Instance: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Instance]: ...
+
+    def __getitem__(self, i: int | slice) -> Instance | list[Instance]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"item {i} of {n}")
+        pos, j = divmod(i % n, self.per_bucket)
+        return self._make(pos, j)
+
+    def __iter__(self) -> Iterator[Instance]:
+        for pos in range(len(self.buckets)):
+            for j in range(self.per_bucket):
+                yield self._make(pos, j)
+
+    def item_id(self, i: int) -> str:
+        """The id of item ``i`` (without generating it)."""
+        pos, j = divmod(i, self.per_bucket)
+        return f"{'fs:' if self._stream == 'fewshot' else ''}{self.buckets[pos].label}/{j}"
+
+    def _make(self, pos: int, j: int) -> Instance:
+        b, values = self.buckets[pos], self._values[pos]
+        value = values[j % len(values)]
+        s = derive_seed(self._seed, self._src.seed, self._task, self._stream, b.label, j)
+        try:
+            rec = run_generator(self._gen, s, value, self._src.params, self._count_tokens)
+        except (TypeError, ValueError) as e:
+            raise HarnessError(f"{self._task}: generator {self._src.name!r}: {e}") from None
+        rec.setdefault(self._spec.fields.difficulty, value)
+        prefix = "fs:" if self._stream == "fewshot" else ""
+        return Instance(f"{prefix}{b.label}/{j}", rec, float(value), b)
 
 
 def _from_records(
@@ -161,7 +233,9 @@ def build_instances(
     pool: list[Instance] = []
     if isinstance(src, GeneratorSource):
         n = min(src.per_bucket, limit_per_bucket) if limit_per_bucket else src.per_bucket
-        items, dropped = _generate(spec, task, src, buckets, seed, n, "eval", count_tokens), 0
+        items: Sequence[Instance] = GeneratedItems(spec, task, src, buckets, seed, n, "eval",
+                                                   count_tokens)
+        dropped = 0
     else:
         assert records is not None
         all_items, dropped = _from_records(spec, task, records, buckets)
@@ -171,7 +245,8 @@ def build_instances(
     if _needs_pool(spec):
         if isinstance(pool_src, GeneratorSource):
             per = -(-spec.fewshot.pool_size // len(in_pool))
-            pool = _generate(spec, task, pool_src, in_pool, seed, per, "fewshot", count_tokens)
+            pool = list(GeneratedItems(spec, task, pool_src, in_pool, seed, per, "fewshot",
+                                       count_tokens))
         elif pool_src is not src:
             pool, _ = _from_records(spec, task, read_source(pool_src, base_dir), buckets)
             pool = [Instance(f"fs:{p.id}", p.record, p.difficulty, p.bucket) for p in pool]
@@ -184,21 +259,36 @@ def build_instances(
 
 def select_fewshot(
     item: Instance, pool: Sequence[Instance], k: int, seed: int, task: str,
-    allowed: set[str] | None = None, condition: str = "",
+    allowed: set[str] | None = None, condition: str = "", shared: bool = False,
 ) -> list[Instance]:
     """``k`` exemplars for ``item``, from a stream seeded by (run seed, task, item id[, condition]).
 
     Never the item itself nor an exemplar with identical fields. Exemplars come from ID buckets,
     or from the bucket labels in ``allowed`` when a few-shot condition names its pool explicitly.
+    ``shared``: every item gets the same exemplars in the same order (one seeded shuffle of the
+    pool per task and condition, the first ``k`` that are not the item), so all prompts share a
+    prefix that a backend can compute once.
     """
     if k == 0:
         return []
     candidates = [
-        p for p in pool if p.id != item.id and p.record != item.record
-        and (p.bucket.role == "ID" if allowed is None else p.bucket.label in allowed)
+        p for p in pool if (p.bucket.role == "ID" if allowed is None else p.bucket.label in allowed)
     ]
+    if not shared:
+        candidates = [p for p in candidates if p.id != item.id and p.record != item.record]
+    elif len(candidates) > k:
+        order = random.Random(derive_seed(seed, task, "fewshot-shared", condition))
+        candidates = order.sample(candidates, len(candidates))
+        picked = [p for p in candidates[: k + 1] if p.id != item.id and p.record != item.record]
+        if len(picked) >= k:
+            return picked[:k]
+        candidates = [p for p in candidates if p.id != item.id and p.record != item.record]
     if len(candidates) < k:
         where = "ID" if allowed is None else f"pool {sorted(allowed)}"
-        raise HarnessError(f"{task}: few-shot k={k} but only {len(candidates)} {where} exemplars exist")
-    rng = random.Random(derive_seed(seed, task, item.id, "fewshot", *([condition] if condition else [])))
+        raise HarnessError(
+            f"{task}: few-shot k={k} but only {len(candidates)} {where} exemplars exist")
+    if shared:
+        return candidates[:k]
+    extra = [condition] if condition else []
+    rng = random.Random(derive_seed(seed, task, item.id, "fewshot", *extra))
     return rng.sample(candidates, k)

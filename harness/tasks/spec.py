@@ -80,7 +80,7 @@ class BucketsSpec(_Spec):
         assert seq is not None
         if self.edges is not None and len(seq) < 2:
             raise ValueError("'edges' needs at least two numbers")
-        if any(b <= a for a, b in zip(seq, seq[1:])):
+        if any(b <= a for a, b in zip(seq, seq[1:], strict=False)):
             raise ValueError("values/edges must be strictly increasing")
         return self
 
@@ -135,6 +135,7 @@ class FewShotSpec(_Spec):
     """Few-shot exemplars: from ID buckets only, unless a condition names its pool explicitly."""
 
     k: int = Field(0, ge=0)  # exemplars per prompt
+    shared: bool = False  # one exemplar set for every item (a cacheable prefix), not one per item
     pool_size: int = Field(200, ge=1)  # generator sources: size of the separate exemplar pool
     separator: str = "\n\n"  # text between exemplars and before the question
     target_delimiter: str = " "  # text between an exemplar's prompt and its answer

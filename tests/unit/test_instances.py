@@ -106,6 +106,20 @@ def test_fewshot_never_uses_ood_or_the_item_itself() -> None:
         assert [s.id for s in again] == [s.id for s in shots]
 
 
+def test_shared_fewshot_is_one_set_for_every_item() -> None:
+    ref, spec = _addition()
+    inst = build_instances(spec, ref.address, 3, ref.path.parent, 30)  # type: ignore[arg-type, attr-defined]
+    sets = [[s.id for s in select_fewshot(item, inst.pool, 3, 3, ref.address, shared=True)]  # type: ignore[attr-defined]
+            for item in inst.items]
+    assert all(s == sets[0] for s in sets) and len(set(sets[0])) == 3
+    other_seed = select_fewshot(inst.items[0], inst.pool, 3, 4, ref.address, shared=True)  # type: ignore[attr-defined]
+    assert [s.id for s in other_seed] != sets[0]
+    # an item that is one of the shared exemplars gets the next one in its place, same order
+    member = next(p for p in inst.pool if p.id == sets[0][1])
+    swapped = [s.id for s in select_fewshot(member, inst.pool, 3, 3, ref.address, shared=True)]  # type: ignore[attr-defined]
+    assert swapped[:1] == sets[0][:1] and sets[0][1] not in swapped and swapped[1] == sets[0][2]
+
+
 def test_files_source_fewshot_pool_is_id_only(tmp_path: Path) -> None:
     data = tmp_path / "d.jsonl"
     data.write_text("".join(f'{{"q": "q{i}", "target": "t{i}", "level": {i % 5 + 1}}}\n'
