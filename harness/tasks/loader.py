@@ -7,6 +7,7 @@ into one line: ``file:line: key.path: problem``.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,15 +24,16 @@ except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 
-def read_yaml(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
-    """Parse one YAML file into a mapping (and its node tree, for line numbers)."""
+def read_yaml(path: Path, with_node: bool = False) -> tuple[dict[str, Any], yaml.Node | None]:
+    """Parse one YAML file into a mapping, and with ``with_node`` its node tree (line numbers
+    for error messages: a second parse, so only on the error path)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise TaskSpecError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
-        node = yaml.compose(text, Loader=_Loader)
         data = yaml.load(text, Loader=_Loader)
+        node = yaml.compose(text, Loader=_Loader) if with_node else None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -43,6 +45,18 @@ def read_yaml(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
     if not isinstance(data, dict):
         raise TaskSpecError(f"{path}: expected a mapping of keys at the top level")
     return data, node
+
+
+def _parsed(path: Path) -> dict[str, Any]:
+    """``read_yaml(path)``'s mapping (a fresh top level; nested values are shared and never
+    mutated), parsed once per file version: a base file that 1,000 tasks include is read once."""
+    st = path.stat()
+    return dict(_parse_cached(path, st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(path: Path, mtime_ns: int, size: int) -> dict[str, Any]:
+    return read_yaml(path)[0]
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +76,7 @@ def resolve_includes(path: Path, _stack: tuple[Path, ...] = ()) -> dict[str, Any
     if path in _stack:
         chain = " -> ".join(p.name for p in (*_stack, path))
         raise TaskSpecError(f"{_stack[0]}: include: cycle {chain}")
-    data, _ = read_yaml(path)
+    data = _parsed(path)
     inc = data.pop("include", None)
     if inc is None:
         return data
@@ -166,7 +180,7 @@ def load_spec(path: str | Path) -> TaskSpec:
     try:
         spec = TaskSpec.model_validate(data)
     except ValidationError as e:
-        _, node = read_yaml(p.resolve())
+        _, node = read_yaml(p.resolve(), with_node=True)
         raise TaskSpecError(_first_error(p, e, node)) from None
     from harness.tasks.checks import check_spec
     from harness.tasks.template_sets import expand_templates

@@ -96,6 +96,18 @@ def test_include_merges_and_child_wins(tmp_path: Path) -> None:
     assert spec.output.max_tokens == 9 and spec.source.type == "generator"
 
 
+def test_included_file_is_parsed_once_and_edits_are_seen(tmp_path: Path) -> None:
+    base = GOOD.replace("name: t\n", "")
+    write(tmp_path, "include: _mid.yaml\nfewshot: {k: 1}\n", "_base2.yaml")
+    write(tmp_path, base, "_mid.yaml")
+    kids = [write(tmp_path, f"include: _base2.yaml\nname: k{i}\n", f"k{i}.yaml") for i in range(3)]
+    # the chain k -> _base2 -> _mid holds for every child (the kept parse is never consumed)
+    assert [load_spec(k).output.max_tokens for k in kids] == [8, 8, 8]
+    assert all(load_spec(k).fewshot.k == 1 for k in kids)
+    write(tmp_path, base.replace("max_tokens: 8", "max_tokens: 12"), "_mid.yaml")
+    assert load_spec(kids[0]).output.max_tokens == 12  # an edited file is read again
+
+
 def test_include_cycle_is_an_error(tmp_path: Path) -> None:
     write(tmp_path, "include: b.yaml\n", "a.yaml")
     write(tmp_path, "include: a.yaml\n", "b.yaml")
