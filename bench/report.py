@@ -69,7 +69,7 @@ def _rest() -> None:
     ov = _load("overhead")
     if ov:
         print(f"\n### overhead vs a plain script ({ov['runs']} alternated runs, batch size "
-              f"{ov['batch_size']})\n")
+              f"{ov['batch_size']}, commit {ov['machine']['git_commit']})\n")
         print(table(["workload", "harness s", "plain script s", "overhead (e2e)",
                      "harness model s", "plain model s", "overhead (model phase)"],
                     [[t["config"], _r(t["harness_s"]), _r(t["raw_s"]), _pct(t["overhead"]),

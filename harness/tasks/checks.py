@@ -9,7 +9,7 @@ import jinja2
 from harness.errors import HarnessError, TaskSpecError
 from harness.tasks.buckets import build_buckets
 from harness.tasks.spec import GeneratorSource, TaskSpec
-from harness.tasks.templates import compile_template
+from harness.tasks.templates import check_template
 
 
 def check_spec(spec: TaskSpec, path: Path | str) -> None:
@@ -23,7 +23,7 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
             if src is None:
                 continue
             try:
-                compile_template(src)
+                check_template(src)
             except jinja2.TemplateSyntaxError as e:
                 raise TaskSpecError(
                     f"{path}: templates.{i}.{key}: template syntax error: {e.message} "

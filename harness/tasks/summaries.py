@@ -30,6 +30,7 @@ from harness.tasks.spec import TaskSpec
 
 _VERSION = 1
 _INCLUDE = re.compile(r"^include[ \t]*:(.*)$", re.MULTILINE)
+_PLAIN_NAME = re.compile(r"[\w][\w.\-/]*")  # a file name YAML reads as itself
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,10 @@ def include_chain(path: Path) -> list[Path]:
 
         value = m.group(1).strip()
         try:  # a scalar or a flow list on the line itself; else the whole file
-            names = yaml.safe_load(value) if value and not value.startswith("#") else None
+            if _PLAIN_NAME.fullmatch(value):  # the common `include: _base.yaml`: no parse
+                names = value
+            else:
+                names = yaml.safe_load(value) if value and not value.startswith("#") else None
             if names is None:
                 names = (yaml.safe_load(text) or {}).get("include")
         except yaml.YAMLError:

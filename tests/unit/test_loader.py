@@ -87,6 +87,16 @@ def test_template_syntax_error(tmp_path: Path) -> None:
         load_spec(p)
 
 
+def test_unknown_filter_or_test_is_caught_at_load(tmp_path: Path) -> None:
+    for src, needle in (("{{ a | nope }}", "No filter named 'nope'"),
+                        ("{% if a is weird %}x{% endif %}", "No test named 'weird'")):
+        p = write(tmp_path, GOOD.replace('"{{ a }} + {{ b }} ="', repr(src).replace("'", '"')))
+        with pytest.raises(TaskSpecError) as e:
+            load_spec(p)
+        msg = str(e.value)
+        assert "templates.0.prompt: template syntax error" in msg and needle in msg
+
+
 def test_include_merges_and_child_wins(tmp_path: Path) -> None:
     base = GOOD.replace("name: t\n", "").replace("max_tokens: 8", "max_tokens: 9")
     write(tmp_path, base, "_base.yaml")
