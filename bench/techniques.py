@@ -47,13 +47,14 @@ def _prefix_share(tok: Any, prompts: list[str]) -> float:
     return shared / max(1, sum(map(len, ids)))
 
 
-# (technique title, workloads) in the order they run
-_WORKLOADS = [
-    ("shared-context scoring", ["mc-0shot", "mc-3shot"]),
-    ("greedy loop vs model.generate", ["gen-0shot", "gen-3shot"]),
-    ("compact finished rows", ["gen-0shot", "gen-3shot"]),
-    ("shared prompt prefix run once", ["gen-3shot-shared", "mc-3shot-shared"]),
-    ("batch 64 vs 32", [c.name for c in CONFIGS]),
+# (technique, workloads, settings with it on, settings with it off), in the order they run
+_WORKLOADS: list[tuple[str, list[str], dict[str, Any], dict[str, Any]]] = [
+    ("shared-context scoring", ["mc-0shot", "mc-3shot"], {}, {"share": False}),
+    ("greedy loop vs model.generate", ["gen-0shot", "gen-3shot"], {}, {"fast": False}),
+    ("compact finished rows", ["gen-0shot", "gen-3shot"], {}, {"compact": False}),
+    ("shared prompt prefix run once", ["gen-3shot-shared", "mc-3shot-shared"], {},
+     {"prefix": False}),
+    ("batch 64 vs 32", [c.name for c in CONFIGS], {"batch": 64}, {}),
 ]
 
 
@@ -78,7 +79,7 @@ def main() -> None:
     write_mc_task()
     work: dict[str, Any] = {}
     for cfg in CONFIGS:
-        if args.only and not any(args.only in t and cfg.name in n for t, n in _WORKLOADS):
+        if args.only and not any(args.only in t and cfg.name in n for t, n, *_ in _WORKLOADS):
             continue
         out = W / "ref" / cfg.name
         shutil.rmtree(out, ignore_errors=True)
@@ -98,24 +99,19 @@ def main() -> None:
             return [r.text for r in model.generate(reqs)]
         return [r.logprob for r in model.loglikelihood(reqs)]
 
+    min_shared, compact = hf_prefix.MIN_SHARED, hf_generate.COMPACT_FRACTION  # the defaults
+
     def setting(**kw: Any) -> Callable[[], None]:
         def apply() -> None:
             model._fast = kw.get("fast", True)
             model._batch_size = kw.get("batch", 32)
             hf.plan = real_plan if kw.get("share", True) else (lambda rows, live: None)
-            hf_generate.COMPACT_FRACTION = 0.25 if kw.get("compact", True) else 2.0
-            hf_prefix.MIN_SHARED = 16 if kw.get("prefix", True) else 10**9
+            hf_generate.COMPACT_FRACTION = compact if kw.get("compact", True) else 2.0
+            hf_prefix.MIN_SHARED = min_shared if kw.get("prefix", True) else 10**9
         return apply
 
-    assert hf_prefix.MIN_SHARED == 16, "update the prefix setting below"
-    arms = {
-        "shared-context scoring": (setting(), setting(share=False)),
-        "greedy loop vs model.generate": (setting(), setting(fast=False)),
-        "compact finished rows": (setting(), setting(compact=False)),
-        "shared prompt prefix run once": (setting(), setting(prefix=False)),
-        "batch 64 vs 32": (setting(batch=64), setting()),
-    }
-    experiments = [(title, names, *arms[title]) for title, names in _WORKLOADS]
+    experiments = [(title, names, setting(**on), setting(**off))
+                   for title, names, on, off in _WORKLOADS]
     experiments = [e for e in experiments if args.only in e[0]]
     table, raw = [], {}
     for title, names, on, off in experiments:

@@ -27,6 +27,7 @@ import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,8 +196,15 @@ def compare(kind: str, a: list[Any], b: list[Any]) -> dict[str, Any]:
 # -- the two comparisons --------------------------------------------------------------------
 
 
+CmdH = Callable[[Config, Path, int, str], list[str | Path]]  # (cfg, out, limit, batch)
+CmdL = Callable[[Config, Path, str, str], list[str | Path]]  # (cfg, out, model dir, batch)
+
+
 def e2e(cfgs: list[Config], runs: int, limit: int, batch: str, mdir: str,
-        h_batch: str) -> dict[str, Any]:
+        h_batch: str, harness_cmd: CmdH = harness_cmd,
+        lmeval_cmd: CmdL = lmeval_cmd) -> dict[str, Any]:
+    """Check answers, then time both whole commands, alternated (the command builders are
+    this file's HF ones unless given: vs_lmeval_vllm.py passes its vLLM ones)."""
     ref: dict[str, tuple[list[str], list[Any], list[Any]]] = {}
     checks: dict[str, Any] = {}
     for cfg in cfgs:  # untimed: renders the prompts, writes the lm-eval task, checks answers

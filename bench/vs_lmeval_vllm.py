@@ -62,15 +62,15 @@ def main() -> None:
     ENV["VLLM_CPU_KVCACHE_SPACE"] = "1"  # GiB of KV cache; both tools' engines
     # vLLM's offline progress bar divides by tqdm's elapsed time, which is 0 with TQDM_DISABLE
     ENV.pop("TQDM_DISABLE", None)
-    # the same comparison code as vs_lmeval.py, with these commands and its own scratch folder
+    # the same comparison code as vs_lmeval.py, in its own scratch folder (outputs, lm-eval
+    # task files) so the HF benchmark's reference runs stay as they are
     vs_lmeval.W = WORK / "vs_lmeval_vllm"
-    vs_lmeval.harness_cmd = harness_cmd
-    vs_lmeval.lmeval_cmd = lmeval_cmd
     cfgs = [c for c in CONFIGS if c.name in args.configs.split(",")]
     mdir = model_dir()
     vs_lmeval.write_mc_task()
     info = machine()
-    res = vs_lmeval.e2e(cfgs, args.runs, args.limit_per_bucket, "auto", mdir, "auto")
+    res = vs_lmeval.e2e(cfgs, args.runs, args.limit_per_bucket, "auto", mdir, "auto",
+                        harness_cmd=harness_cmd, lmeval_cmd=lmeval_cmd)
     table = ratios(res["times"], res["n_prompts"])
     info["loadavg_at_end"] = os.getloadavg()
     result: dict[str, Any] = {

@@ -30,7 +30,6 @@ from harness.tasks.spec import TaskSpec
 
 _VERSION = 1
 _INCLUDE = re.compile(r"^include[ \t]*:(.*)$", re.MULTILINE)
-_PLAIN_NAME = re.compile(r"[\w][\w.\-/]*")  # a file name YAML reads as itself
 
 
 @dataclass(frozen=True)
@@ -87,13 +86,12 @@ def include_chain(path: Path) -> list[Path]:
         import yaml
 
         value = m.group(1).strip()
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present
         try:  # a scalar or a flow list on the line itself; else the whole file
-            if _PLAIN_NAME.fullmatch(value):  # the common `include: _base.yaml`: no parse
-                names = value
-            else:
-                names = yaml.safe_load(value) if value and not value.startswith("#") else None
+            names = (yaml.load(value, Loader=loader)
+                     if value and not value.startswith("#") else None)
             if names is None:
-                names = (yaml.safe_load(text) or {}).get("include")
+                names = (yaml.load(text, Loader=loader) or {}).get("include")
         except yaml.YAMLError:
             continue
         for name in [names] if isinstance(names, str) else names or []:

@@ -74,10 +74,11 @@ def server() -> Iterator[FaultServer]:
 
 
 @pytest.fixture
-def srv(server: FaultServer) -> FaultServer:
+def srv(server: FaultServer) -> Iterator[FaultServer]:
     server.reset()
     server.delay = 0.005
-    return server
+    yield server
+    server.quiesce()  # what this test left on the wire must not reach the next test's log
 
 
 def model(srv: FaultServer, name: str = "toy", **args: str) -> OpenAIModel:
@@ -191,9 +192,7 @@ def test_persistent_fault_stops_within_the_retry_cap(srv: FaultServer, fault: st
     msg = one_line(e)
     assert "failed 3 times" in msg and "max_retries=2" in msg and "0 of 14" in msg, msg
     assert time.monotonic() - t0 < 5
-    # each worker: 1 attempt + 2 retries; under heavy load one more request has been seen to
-    # reach the server (a send already under way when the first worker's failure cancels)
-    assert len(srv.completions()) <= 2 * 3 + 1
+    assert len(srv.completions()) <= 2 * 3  # each worker: 1 attempt + 2 retries
 
 
 def test_missing_logprob_in_continuation_is_never_scored_silently(srv: FaultServer) -> None:
