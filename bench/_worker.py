@@ -25,11 +25,19 @@ def _harness(model_dir: str, batch_size: str) -> Any:
     bs: Any = "auto" if batch_size == "auto" else int(batch_size)
     model = HFModel(model_dir, {"dtype": "float32", "device": "cpu"}, bs)
 
+    def forget() -> None:
+        # every timed run starts cold, as a fresh `harness eval` does: no shared prefix kept
+        # from the run before (lm-eval keeps nothing between calls either)
+        if model._prefix is not None:
+            model._prefix.clear()
+
     def gen(reqs: list[list[Any]]) -> list[str]:
+        forget()
         out = model.generate([GenerateRequest(p, int(n), tuple(s)) for p, n, s in reqs])
         return [r.text for r in out]
 
     def ll(reqs: list[list[str]]) -> list[list[Any]]:
+        forget()
         out = model.loglikelihood([LoglikelihoodRequest(c, x) for c, x in reqs])
         return [[r.logprob, r.is_greedy] for r in out]
 

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 app = typer.Typer(help="The response cache (what lets interrupted runs resume).",
                   no_args_is_help=True)
 
-_DIR = typer.Option(help="Cache folder (default: $GENHARNESS_RESPONSE_CACHE, else responses/ in the harness cache).")
+_DIR = typer.Option(
+    help="Cache folder (default: $GENHARNESS_RESPONSE_CACHE, else responses/ in the harness cache)."
+)
 
 
 def _open(cache_dir: Path | None) -> ResponseCache:
@@ -41,7 +43,9 @@ def info(cache_dir: Annotated[Path | None, _DIR] = None) -> None:  # noqa: UP007
 @app.command("clear")
 def clear(
     cache_dir: Annotated[Path | None, _DIR] = None,  # noqa: UP007
-    model: Annotated[str | None, typer.Option(help="Only responses of models whose key contains this text.")] = None,  # noqa: UP007
+    model: Annotated[  # noqa: UP007
+        str | None, typer.Option(help="Only responses of models whose key contains this text.")
+    ] = None,
 ) -> None:
     """Delete cached responses (all, or one model's)."""
     cache = _open(cache_dir)

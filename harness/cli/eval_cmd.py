@@ -16,39 +16,83 @@ def _batch_size(value: str) -> int | Literal["auto"]:
     try:
         n = int(value)
     except ValueError:
-        raise typer.BadParameter("expected a positive integer or 'auto'", param_hint="--batch-size") from None
+        raise typer.BadParameter(
+            "expected a positive integer or 'auto'", param_hint="--batch-size"
+        ) from None
     if n < 1:
         raise typer.BadParameter("expected a positive integer or 'auto'", param_hint="--batch-size")
     return n
 
 
 def eval_command(
-    model: Annotated[str, typer.Option(help="Model, e.g. hf:smollm2-135m, hf:./dir, hf:org/name.")],
-    tasks: Annotated[list[str], typer.Option(help="Tasks or suites (repeatable, comma-separated).")],
-    limit_per_bucket: Annotated[int | None, typer.Option(min=1, help="At most this many items per bucket.")] = None,  # noqa: UP007
+    model: Annotated[
+        str, typer.Option(help="Model, e.g. hf:smollm2-135m, hf:./dir, hf:org/name.")
+    ],
+    tasks: Annotated[
+        list[str], typer.Option(help="Tasks or suites (repeatable, comma-separated).")
+    ],
+    limit_per_bucket: Annotated[  # noqa: UP007
+        int | None, typer.Option(min=1, help="At most this many items per bucket.")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Run seed (items, few-shot draws, bootstrap).")] = 0,
-    output_dir: Annotated[Path, typer.Option(help="Where results.json and samples/ go.")] = Path("runs/latest"),
+    output_dir: Annotated[
+        Path, typer.Option(help="Where results.json and samples/ go.")
+    ] = Path("runs/latest"),
     model_args: Annotated[str, typer.Option(help="Backend args: key=value,key=value.")] = "",
     batch_size: Annotated[str, typer.Option(help="Batch size: a number or 'auto'.")] = "auto",
-    apply_chat_template: Annotated[bool, typer.Option(help="Format prompts with the model's chat template.")] = False,
-    templates: Annotated[str | None, typer.Option(help="Template ids (comma-separated) or 'all'.")] = None,  # noqa: UP007
-    num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override each task's few-shot k.")] = None,  # noqa: UP007
-    fewshot_shared: Annotated[bool | None, typer.Option("--fewshot-shared/--fewshot-per-item", help="Same exemplars for every item (a prefix the backend computes once), or a draw per item; default: each task's fewshot.shared.")] = None,  # noqa: UP007
-    include_path: Annotated[list[Path] | None, typer.Option(help="Extra task folder (repeatable).")] = None,  # noqa: UP007
-    strategy: Annotated[str, typer.Option(help="direct, cot, least_to_most, self_ask.")] = "direct",
-    cache: Annotated[bool, typer.Option("--cache/--no-cache", help="Reuse and store responses in the response cache (resumes interrupted runs).")] = True,
-    cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: $GENHARNESS_RESPONSE_CACHE, else responses/ in the harness cache).")] = None,  # noqa: UP007
-    chunk_size: Annotated[int, typer.Option(min=1, help="Prompts per model call; samples are written after each.")] = 8192,
-    data_parallel: Annotated[int, typer.Option(min=1, help="Model replicas in separate processes (e.g. one per GPU).")] = 1,
+    apply_chat_template: Annotated[
+        bool, typer.Option(help="Format prompts with the model's chat template.")
+    ] = False,
+    templates: Annotated[  # noqa: UP007
+        str | None, typer.Option(help="Template ids (comma-separated) or 'all'.")
+    ] = None,
+    num_fewshot: Annotated[  # noqa: UP007
+        int | None, typer.Option(min=0, help="Override each task's few-shot k.")
+    ] = None,
+    fewshot_shared: Annotated[  # noqa: UP007
+        bool | None,
+        typer.Option(
+            "--fewshot-shared/--fewshot-per-item",
+            help="Same exemplars for every item (a prefix the backend computes once), "
+            "or a draw per item; default: each task's fewshot.shared.",
+        ),
+    ] = None,
+    include_path: Annotated[  # noqa: UP007
+        list[Path] | None, typer.Option(help="Extra task folder (repeatable).")
+    ] = None,
+    strategy: Annotated[
+        str, typer.Option(help="direct, cot, least_to_most, self_ask.")
+    ] = "direct",
+    cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse and store responses in the response cache "
+            "(resumes interrupted runs).",
+        ),
+    ] = True,
+    cache_dir: Annotated[  # noqa: UP007
+        Path | None,
+        typer.Option(
+            help="Response cache folder (default: $GENHARNESS_RESPONSE_CACHE, "
+            "else responses/ in the harness cache).",
+        ),
+    ] = None,
+    chunk_size: Annotated[
+        int, typer.Option(min=1, help="Prompts per model call; samples are written after each.")
+    ] = 8192,
+    data_parallel: Annotated[
+        int, typer.Option(min=1, help="Model replicas in separate processes (e.g. one per GPU).")
+    ] = 1,
 ) -> None:
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
+    import os
+
     from harness.cli.report import print_results
     from harness.config import RunConfig
     from harness.evaluate import evaluate
     from harness.models.registry import parse_model_args
     from harness.strategies import check_strategy
-
-    import os
 
     if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):
         raise HarnessError(

@@ -32,26 +32,36 @@ def _message(e: Exception) -> str:
     return str(fmt()) if callable(fmt) else str(e)
 
 
-def main() -> None:
-    """Console-script entry point."""
+def _run() -> int:
+    """Run the command; its exit status."""
     try:
         rv = app(standalone_mode=False)
     except _CLICK_ERROR as e:  # bad arguments: one line, no usage box
         if type(e).__name__ == "NoArgsIsHelpError":
             print(_message(e))
-            sys.exit(0)
+            return 0
         print(f"error: {_message(e)}", file=sys.stderr)
-        sys.exit(2)
+        return 2
     except typer.Abort:
         print("aborted", file=sys.stderr)
-        sys.exit(1)
+        return 1
     except HarnessError as e:
         print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    sys.exit(rv if isinstance(rv, int) else 0)
+        return 130
+    return rv if isinstance(rv, int) else 0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    code = _run()
+    if "vllm" in sys.modules:  # an in-process engine ran: end without the native teardown
+        from harness.models.vllm_support import exit_process
+
+        exit_process(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

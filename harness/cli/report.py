@@ -25,7 +25,10 @@ def gap_lines(g: GapReport) -> list[str]:
     if g.retention is not None:
         r = g.retention
         val = "-" if r.value is None else f"{r.value:.3f}"
-        ci = "" if r.ci_low is None or r.ci_high is None else f"  95% CI [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+        ci = (
+            "" if r.ci_low is None or r.ci_high is None
+            else f"  95% CI [{r.ci_low:.3f}, {r.ci_high:.3f}]"
+        )
         out.append(f"retention OOD/ID: {val}{ci}  (n_ID={r.n_id}, n_OOD={r.n_ood})")
     if g.horizon is not None:
         h = g.horizon
@@ -42,7 +45,10 @@ def gap_lines(g: GapReport) -> list[str]:
 def analysis_line(a: AnalysisResult) -> str:
     """One line for a task-level analysis: value, CI and n."""
     val = "undefined" if a.value is None else f"{a.value:.4g}"
-    ci = "" if a.ci_low is None or a.ci_high is None else f"  95% CI [{a.ci_low:.4g}, {a.ci_high:.4g}]"
+    ci = (
+        "" if a.ci_low is None or a.ci_high is None
+        else f"  95% CI [{a.ci_low:.4g}, {a.ci_high:.4g}]"
+    )
     return f"{a.name}: {val}{ci}  (n={a.n})"
 
 

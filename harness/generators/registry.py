@@ -1,4 +1,5 @@
-"""Registry of procedural generators: plain typed functions ``(rng, difficulty, **params) -> record``.
+"""Registry of procedural generators: plain typed functions
+``(rng, difficulty, **params) -> record``.
 
 A generator must be deterministic for a given ``random.Random`` state: use only ``rng`` (never the
 global ``random`` module, time, or hash order). Register one with ``@generator("name", ...)``;

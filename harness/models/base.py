@@ -49,6 +49,23 @@ class ChatTurn(BaseModel):
     content: str  # message text
 
 
+def render_chat(tokenizer: Any, turns: Sequence[ChatTurn], label: str,
+                describe: Callable[[BaseException], str]) -> str:
+    """Render *turns* with a Hugging Face *tokenizer*'s chat template, opening the assistant's
+    turn; *label* (``hf:NAME``) names the model in errors, *describe* words the exception."""
+    from harness.errors import HarnessError
+
+    if not getattr(tokenizer, "chat_template", None):
+        raise HarnessError(f"--apply-chat-template: {label} has no chat template")
+    try:
+        text = tokenizer.apply_chat_template(
+            [t.model_dump() for t in turns], tokenize=False, add_generation_prompt=True
+        )
+    except Exception as e:
+        raise HarnessError(f"--apply-chat-template: {label}: {describe(e)}") from e
+    return str(text)
+
+
 class LM(ABC):
     """A language model backend.
 

@@ -26,7 +26,7 @@ from harness.models.aliases import (
     quiet_progress,
     resolve_source,
 )
-from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
+from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone, render_chat
 from harness.models.hf_batching import AUTO_BATCH_START, BatchingMixin
 from harness.models.hf_generate import greedy, sample
 from harness.models.hf_prefix import SharedPrefix
@@ -309,15 +309,7 @@ class HFModel(BatchingMixin, LM):
 
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
         """Render *turns* with the tokenizer's chat template, opening the assistant's turn."""
-        if not getattr(self._tok, "chat_template", None):
-            raise HarnessError(f"--apply-chat-template: hf:{self._name} has no chat template")
-        try:
-            text = self._tok.apply_chat_template(
-                [t.model_dump() for t in turns], tokenize=False, add_generation_prompt=True
-            )
-        except Exception as e:
-            raise HarnessError(f"--apply-chat-template: hf:{self._name}: {first_line(e)}") from e
-        return str(text)
+        return render_chat(self._tok, turns, f"hf:{self._name}", first_line)
 
     def close(self) -> None:
         """Drop the model and free accelerator memory."""

