@@ -8,6 +8,7 @@ import typer
 
 from harness.cli import cache_cmd, compare_cmd, eval_cmd, leaderboard_cmd, plugins_cmd, tasks_cmd
 from harness.errors import HarnessError
+from harness.process import end_process
 
 # typer may vendor its own click: find its ClickException through a class we know it exports
 _CLICK_ERROR: type[Exception] = next(
@@ -57,11 +58,7 @@ def _run() -> int:
 def main() -> None:
     """Console-script entry point."""
     code = _run()
-    if "vllm" in sys.modules:  # an in-process engine ran: end without the native teardown
-        from harness.models.vllm_support import exit_process
-
-        exit_process(code)
-    sys.exit(code)
+    end_process(code)  # a model ran: no interpreter teardown (harness/process.py)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from harness.models.hf_generate import greedy, sample
 from harness.models.hf_prefix import SharedPrefix
 from harness.models.hf_score import Row, plan, prefix_key, score_batch
 from harness.models.hf_support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
+from harness.models.hf_tree import TREE_ATTENTION
 from harness.models.registry import backend
 from harness.requests import (
     GenerateRequest,
@@ -99,6 +100,9 @@ class HFModel(BatchingMixin, LM):
         # cache explicitly; models that take neither use model.generate / plain scoring
         self._fast = {"position_ids", "past_key_values"} <= set(params) and not getattr(
             model.config, "is_encoder_decoder", False)
+        # continuation trees in one pass with a custom attention mask (hf_tree)
+        self._tree = self._fast and getattr(model.config, "_attn_implementation", None) in (
+            TREE_ATTENTION)
         # a prompt prefix every row of a batch shares runs once (and is kept for the next batch)
         self._prefix = SharedPrefix(model, self._keep_arg) if self._fast else None
         self._cache: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
@@ -252,7 +256,8 @@ class HFModel(BatchingMixin, LM):
                         on_done(i, resp)
 
         # share context passes when it pays over the whole request list (multiple choice)
-        share = self._fast and plan(rows, [i for i, r in enumerate(rows) if r[1]]) is not None
+        live = [i for i, r in enumerate(rows) if r[1]]
+        share = self._fast and plan(rows, live, self._tree) is not None
         scores = self._run(rows, lambda row: len(row[0]),
                            lambda batch: self._score_batch(batch, share), done, prefix_key)
         by_req = {
@@ -299,7 +304,8 @@ class HFModel(BatchingMixin, LM):
         return totals
 
     def _score_batch(self, rows: list[Row], share: bool = False) -> list[tuple[float, bool]]:
-        return score_batch(self._model, rows, self._pad, self._keep_arg, share, self._prefix)
+        return score_batch(self._model, rows, self._pad, self._keep_arg, share, self._prefix,
+                           self._tree)
 
     def count_tokens(self, text: str) -> int | None:
         """Tokens of ``text`` without special tokens."""

@@ -1,6 +1,6 @@
 """Scoring rows (token ids, number of trailing tokens to score) with an HF causal LM.
 
-Two ways, chosen per batch:
+Three ways, chosen per batch:
 
 - ``plain``: one forward pass per row, right-padded, keeping only the logits from the first
   scored position on (``logits_to_keep``);
@@ -12,7 +12,11 @@ Two ways, chosen per batch:
   cache copy cost more than a few shared tokens), and when the model takes ``position_ids``
   and returns a cache that can be reordered.
 
-Either way, a token prefix that every row of the batch starts with (shared few-shot exemplars,
+- ``tree`` (``hf_tree``, preferred where the model allows it): each context and the prefix tree
+  of its continuations in one forward pass with a custom attention mask; shared continuation
+  prefixes are fed once too. Used when it saves at least ``TREE_MIN_SAVING`` of the tokens.
+
+Any way, a token prefix that every row of the batch starts with (shared few-shot exemplars,
 an instruction) can be run once first (``hf_prefix``).
 """
 
@@ -23,11 +27,13 @@ from typing import Any
 import torch
 
 from harness.models.hf_prefix import SharedPrefix, prefixed_mask
+from harness.models.hf_tree import score_tree, tree_cost, usable
 
 Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
 Score = tuple[float, bool]  # summed log-probability, every scored token is the argmax
 
 SHARE_MIN_SAVING = 0.3
+TREE_MIN_SAVING = 0.1  # one pass, no cache copy: a smaller saving pays
 
 
 def prefix_key(row: Row) -> tuple[int, ...]:
@@ -36,33 +42,42 @@ def prefix_key(row: Row) -> tuple[int, ...]:
     return tuple(tokens[: len(tokens) - n])
 
 
-def plan(rows: list[Row], live: list[int]) -> dict[tuple[int, ...], list[int]] | None:
-    """Rows grouped by prefix when sharing saves enough tokens, else None."""
+def plan(rows: list[Row], live: list[int],
+         tree: bool = False) -> dict[tuple[int, ...], list[int]] | None:
+    """Rows grouped by prefix when sharing saves enough tokens (the tree way's count when
+    ``tree``), else None."""
     groups: dict[tuple[int, ...], list[int]] = {}
     for i in live:
         groups.setdefault(prefix_key(rows[i]), []).append(i)
     if len(groups) == len(live):
         return None
     plain = sum(len(rows[i][0]) - 1 for i in live)
+    if tree:
+        return groups if plain - tree_cost(groups, rows) >= TREE_MIN_SAVING * plain else None
     shared = sum(len(k) for k in groups) + sum(rows[i][1] - 1 for i in live)
     return groups if plain - shared >= SHARE_MIN_SAVING * plain else None
 
 
 @torch.inference_mode()
 def score_batch(model: Any, rows: list[Row], pad: int, keep_arg: bool,
-                can_share: bool = True, prefix: SharedPrefix | None = None) -> list[Score]:
+                can_share: bool = True, prefix: SharedPrefix | None = None,
+                tree: bool = False) -> list[Score]:
     """Score every row (a row with nothing to score gets ``(0.0, True)``).
 
     ``can_share``: group rows by context (``plan``); ``prefix``: runs a prefix that all rows
     of the batch share once (``hf_prefix``). Both need a model that takes a cache and positions.
+    ``tree``: the model takes a custom 4D attention mask (``hf_tree``): grouped rows are scored
+    as context + continuation tree in one pass.
     """
     live = [i for i, (_, n) in enumerate(rows) if n > 0]
     out: list[Score] = [(0.0, True)] * len(rows)
     if not live:
         return out
-    groups = plan(rows, live) if can_share else None
+    tree = tree and usable(model, max(len(rows[i][0]) for i in live))
+    groups = plan(rows, live, tree) if can_share else None
     if groups is not None:
-        _shared(model, rows, groups, pad, keep_arg, out, prefix)
+        if not (tree and score_tree(model, rows, groups, pad, keep_arg, out, prefix)):
+            _shared(model, rows, groups, pad, keep_arg, out, prefix)
     else:
         _plain(model, rows, live, pad, keep_arg, out, prefix)
     return out

@@ -13,13 +13,13 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
-import sys
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
 
 from harness.errors import HarnessError
 from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
+from harness.process import end_process
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -74,10 +74,7 @@ def _worker(spec: str, model_args: dict[str, str], batch_size: int | Literal["au
         except Exception as e:  # anything else: one line back to the parent, worker stays up
             conn.send(("error", f"{type(e).__name__}: {e}"))
     model.close()
-    if "vllm" in sys.modules:  # as the harness command does: no native teardown after vLLM
-        from harness.models.vllm_support import exit_process
-
-        exit_process(0)
+    end_process(0)  # as the harness command does: no interpreter teardown after a model
 
 
 def _length(req: object) -> int:

