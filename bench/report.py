@@ -66,12 +66,17 @@ def _vs(name: str) -> None:
                 for k, v in checks.items()))
 
 
+def _section(title: str, headers: list[str], rows: list[list[str]]) -> None:
+    print(f"\n### {title}\n")
+    print(table(headers, rows))
+
+
 def _work() -> None:
     wc = _load("work_count")
     if wc:
-        print(f"\n### model work for the same requests (batch size {wc['batch_size']}, commit "
-              f"{wc['machine']['git_commit']})\n")
-        print(table(["workload", "harness positions", "lm-eval positions", "lm-eval / harness",
+        _section(f"model work for the same requests (batch size {wc['batch_size']}, commit "
+                 f"{wc['machine']['git_commit']})",
+                    ["workload", "harness positions", "lm-eval positions", "lm-eval / harness",
                      "harness head rows", "lm-eval head rows", "harness calls", "lm-eval calls",
                      "same answers"],
                     [[r["config"], str(r["harness"]["body_positions"]),
@@ -81,19 +86,19 @@ def _work() -> None:
                       str(r["harness"]["calls"]), str(r["lm-eval"]["calls"]),
                       ("identical texts" if r["same_answers"] is True else
                        f"max |Δ logprob| {r['same_answers']:.1e}")]
-                     for r in wc["rows"]]))
+                     for r in wc["rows"]])
 
 
 def _rest() -> None:
     ov = _load("overhead")
     if ov:
-        print(f"\n### overhead vs a plain script ({ov['runs']} alternated runs, batch size "
-              f"{ov['batch_size']}, commit {ov['machine']['git_commit']})\n")
-        print(table(["workload", "harness s", "plain script s", "overhead (e2e)",
+        _section(f"overhead vs a plain script ({ov['runs']} alternated runs, batch size "
+                 f"{ov['batch_size']}, commit {ov['machine']['git_commit']})",
+                    ["workload", "harness s", "plain script s", "overhead (e2e)",
                      "harness model s", "plain model s", "overhead (model phase)"],
                     [[t["config"], _r(t["harness_s"]), _r(t["raw_s"]), _pct(t["overhead"]),
                       _r(t["harness_model_s"]), _r(t["raw_model_s"]), _pct(t["model_overhead"])]
-                     for t in ov["table"]]))
+                     for t in ov["table"]])
     for path in sorted(RESULTS.glob("techniques*.json")):
         _techniques(json.loads(path.read_text()))
     _startup_scale()
