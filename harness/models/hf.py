@@ -32,7 +32,7 @@ from harness.models.hf_generate import greedy, sample
 from harness.models.hf_prefix import SharedPrefix
 from harness.models.hf_score import Row, plan, prefix_key, score_batch
 from harness.models.hf_support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
-from harness.models.hf_tree import TREE_ATTENTION
+from harness.models.hf_tree import TREE_ATTENTION, tree_agrees
 from harness.models.registry import backend
 from harness.requests import (
     GenerateRequest,
@@ -100,9 +100,12 @@ class HFModel(BatchingMixin, LM):
         # cache explicitly; models that take neither use model.generate / plain scoring
         self._fast = {"position_ids", "past_key_values"} <= set(params) and not getattr(
             model.config, "is_encoder_decoder", False)
-        # continuation trees in one pass with a custom attention mask (hf_tree)
-        self._tree = self._fast and getattr(model.config, "_attn_implementation", None) in (
-            TREE_ATTENTION)
+        # continuation trees in one pass with a custom attention mask (hf_tree), when the
+        # attention takes one and a probe shows the model honours it
+        self._tree = (self._fast and getattr(model.config, "_attn_implementation", None)
+                      in TREE_ATTENTION and tree_agrees(model, self._keep_arg, self._vocab))
+        if self._fast and not self._tree:
+            log.info("hf:%s: choices scored in two passes (no custom attention masks)", name)
         # a prompt prefix every row of a batch shares runs once (and is kept for the next batch)
         self._prefix = SharedPrefix(model, self._keep_arg) if self._fast else None
         self._cache: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}

@@ -154,3 +154,23 @@ def _real(ids: torch.Tensor, ctx_w: int, plen: list[int], shared: int,
     for g, tree in enumerate(trees):
         real[g, ctx_w - (plen[g] - shared) : ctx_w + len(tree.tokens)] = True
     return real
+
+
+@torch.inference_mode()
+def tree_agrees(model: Any, keep_arg: bool, vocab: int) -> bool:
+    """Does ``model`` honour the tree mask? Two continuations that part after their first token
+    are scored as a tree and each by its own unmasked pass; a model that ignored the custom
+    mask (or the positions) would let one branch see the other. Run once per loaded model."""
+    ids = [(31 * k + 7) % vocab for k in range(12)]
+    rows: list[Row] = [(ids[:8] + ids[8:11], 3), (ids[:8] + [ids[8], ids[11], ids[9]], 3)]
+    got: list[Score] = [(0.0, True)] * 2
+    if not score_tree(model, rows, {tuple(ids[:8]): [0, 1]}, 0, keep_arg, got, None):
+        return False
+    for (tokens, n), (value, _) in zip(rows, got, strict=True):
+        x = torch.tensor([tokens[:-1]], dtype=torch.long, device=model.device)
+        lp = model(input_ids=x).logits[0, -n:].float().log_softmax(-1)
+        want = float(lp.gather(-1, torch.tensor(tokens[-n:], device=lp.device)[:, None]).sum())
+        tol = 1e-3 if model.dtype == torch.float32 else 5e-2  # half precision rounds coarser
+        if abs(value - want) > tol * (1 + abs(want)):
+            return False
+    return True

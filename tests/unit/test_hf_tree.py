@@ -116,3 +116,32 @@ def test_tree_needs_a_mask_taking_attention_and_a_long_enough_window(
     calls = _spy(lm)
     hf_score.score_batch(model, rows, lm._pad, lm._keep_arg, True, None, tree=True)
     assert calls and all(dims == 2 for _, _, dims in calls)  # not the tree way
+
+
+def test_probe_catches_a_model_that_ignores_the_mask(tiny_model_dir: Path) -> None:
+    lm = HFModel(str(tiny_model_dir), {}, batch_size=8)
+    model = lm._model
+    assert lm._tree and hf_tree.tree_agrees(model, lm._keep_arg, lm._vocab)
+    forward = model.forward
+
+    def causal_only(*args: Any, **kwargs: Any) -> Any:  # plain causal attention instead
+        if kwargs.get("attention_mask") is not None and kwargs["attention_mask"].dim() == 4:
+            kwargs["attention_mask"] = None
+        return forward(*args, **kwargs)
+
+    model.forward = causal_only
+    assert not hf_tree.tree_agrees(model, lm._keep_arg, lm._vocab)
+
+
+def test_model_failing_the_probe_scores_in_two_passes(tiny_model_dir: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.models.hf as hf
+
+    monkeypatch.setattr(hf, "tree_agrees", lambda *a: False)
+    lm = HFModel(str(tiny_model_dir), {}, batch_size=64)
+    assert not lm._tree
+    calls = _spy(lm)
+    reqs = [LoglikelihoodRequest(q, c) for q in QUESTIONS for c in CHOICES]
+    _check(lm.loglikelihood(reqs), HFModel(str(tiny_model_dir), {}, batch_size=1)
+           .loglikelihood(reqs))
+    assert [c[2] for c in calls] == [2, 2]
