@@ -221,7 +221,8 @@ def test_in_daemon_runs_the_engine_in_process() -> None:
 # and then do (SIGABRT after the results are written); ``end_process`` must end it first
 _TEARDOWN_ABORT = """
 import atexit, os, sys, types
-sys.modules["vllm"] = types.ModuleType("vllm")
+if "{heavy}":  # a model library was loaded (stand-in module)
+    sys.modules["{heavy}"] = types.ModuleType("{heavy}")
 atexit.register(lambda: open(sys.argv[1], "w").write("atexit ran"))
 
 class AbortOnTeardown:
@@ -235,10 +236,15 @@ from harness.process import end_process
 """
 
 
-@pytest.mark.parametrize(("ending", "code"), [("end_process(3)", 3), ("sys.exit(3)", -6)])
-def test_end_process_skips_a_teardown_that_aborts(tmp_path: Any, ending: str, code: int) -> None:
+@pytest.mark.parametrize(("heavy", "ending", "code"), [
+    ("vllm", "end_process(3)", 3), ("torch", "end_process(3)", 3), ("vllm", "sys.exit(3)", -6),
+    ("", "end_process(3)", -6),  # no model library: the normal exit (and its teardown)
+])
+def test_end_process_skips_a_teardown_that_aborts(tmp_path: Any, heavy: str, ending: str,
+                                                  code: int) -> None:
     marker = tmp_path / "marker"
-    r = subprocess.run([sys.executable, "-c", _TEARDOWN_ABORT.format(ending=ending), str(marker)],
+    script = _TEARDOWN_ABORT.format(ending=ending, heavy=heavy)
+    r = subprocess.run([sys.executable, "-c", script, str(marker)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == code  # the plain exit shows the abort this guards against
     assert r.stdout == "report" and marker.read_text() == "atexit ran"
