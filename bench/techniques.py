@@ -5,8 +5,8 @@ each technique switched on and off in alternated runs (same answers required):
 
 - shared-context scoring (multiple choice): one context pass per item, its KV cache reused for
   every choice, vs one forward pass per (context + choice) row;
-- continuation trees (multiple choice, ``hf_tree``): each context and the prefix tree of its
-  choices in one pass with a custom attention mask, vs the two-pass shared-context way;
+- token tries (multiple choice, ``hf_tree``): every distinct token prefix of a batch fed once,
+  in one pass with a custom attention mask, vs the two-pass shared-context way;
 - the greedy decoding loop vs ``model.generate`` (greedy, per-row ``RowStopper``);
 - compacting finished rows out of the generation batch vs keeping them to the end;
 - batch size 32 vs 64 (the auto start);
@@ -53,7 +53,7 @@ def _prefix_share(tok: Any, prompts: list[str]) -> float:
 _WORKLOADS: list[tuple[str, list[str], dict[str, Any], dict[str, Any]]] = [
     ("shared-context scoring (two passes)", ["mc-0shot", "mc-3shot"], {"tree": False},
      {"share": False, "tree": False}),
-    ("continuation tree vs two passes", ["mc-0shot", "mc-3shot"], {}, {"tree": False}),
+    ("token trie vs two passes", ["mc-0shot", "mc-3shot"], {}, {"tree": False}),
     ("greedy loop vs model.generate", ["gen-0shot", "gen-3shot"], {}, {"fast": False}),
     ("compact finished rows", ["gen-0shot", "gen-3shot"], {}, {"compact": False}),
     ("shared prompt prefix run once", ["gen-3shot-shared", "mc-3shot-shared"], {},

@@ -100,7 +100,7 @@ class HFModel(BatchingMixin, LM):
         # cache explicitly; models that take neither use model.generate / plain scoring
         self._fast = {"position_ids", "past_key_values"} <= set(params) and not getattr(
             model.config, "is_encoder_decoder", False)
-        # continuation trees in one pass with a custom attention mask (hf_tree), when the
+        # a batch scored as one token trie with a custom attention mask (hf_tree), when the
         # attention takes one and a probe shows the model honours it
         self._tree = (self._fast and getattr(model.config, "_attn_implementation", None)
                       in TREE_ATTENTION and tree_agrees(model, self._keep_arg, self._vocab))
@@ -260,7 +260,7 @@ class HFModel(BatchingMixin, LM):
 
         # share context passes when it pays over the whole request list (multiple choice)
         live = [i for i, r in enumerate(rows) if r[1]]
-        share = self._fast and plan(rows, live, self._tree) is not None
+        share = self._fast and (self._tree or plan(rows, live) is not None)
         scores = self._run(rows, lambda row: len(row[0]),
                            lambda batch: self._score_batch(batch, share), done, prefix_key)
         by_req = {

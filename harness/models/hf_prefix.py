@@ -44,9 +44,11 @@ class SharedPrefix:
         self._cache: Any = None  # its KV cache, batch of one
 
     @torch.inference_mode()
-    def take(self, seqs: Sequence[list[int]], cap: int) -> tuple[int, Any]:
+    def take(self, seqs: Sequence[list[int]], cap: int,
+             copies: int | None = None) -> tuple[int, Any]:
         """(n, cache): the first ``n`` tokens (at most ``cap``) of every row are already in
-        ``cache``, repeated once per row; ``(0, None)`` when the rows share too little."""
+        ``cache``, repeated once per row (or ``copies`` times); ``(0, None)`` when the rows
+        share too little."""
         n = common_prefix(seqs, cap)
         if not n:
             return 0, None
@@ -62,7 +64,7 @@ class SharedPrefix:
             self._cache = self._model(input_ids=ids, use_cache=True, **extra).past_key_values
             self._tokens, kept = list(seqs[0][:n]), n
         cache = copy.deepcopy(self._cache)
-        cache.batch_repeat_interleave(len(seqs))
+        cache.batch_repeat_interleave(copies or len(seqs))
         return kept, cache
 
     def clear(self) -> None:

@@ -10,14 +10,14 @@ Three ways, chosen per batch:
   The first continuation token is scored from the prefix's last logits. Used when it saves at
   least ``SHARE_MIN_SAVING`` of the tokens the plain way would feed (two forward passes and a
   cache copy cost more than a few shared tokens), and when the model takes ``position_ids``
-  and returns a cache that can be reordered.
-
-- ``tree`` (``hf_tree``, preferred where the model allows it): each context and the prefix tree
-  of its continuations in one forward pass with a custom attention mask; shared continuation
-  prefixes are fed once too. Used when it saves at least ``TREE_MIN_SAVING`` of the tokens.
+  and returns a cache that can be reordered. The fallback where the trie cannot be used.
+- ``trie`` (``hf_tree``, preferred where the model allows it): every distinct token prefix of
+  the batch fed once, in one forward pass with a custom attention mask (contexts, the tokens
+  choices start with, a template's opening). Used when it saves at least ``TREE_MIN_SAVING``
+  of the tokens.
 
 Any way, a token prefix that every row of the batch starts with (shared few-shot exemplars,
-an instruction) can be run once first (``hf_prefix``).
+an instruction) can be run once first and kept for the next batches (``hf_prefix``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from harness.models.hf_prefix import SharedPrefix, prefixed_mask
-from harness.models.hf_tree import score_tree, tree_cost, usable
+from harness.models.hf_tree import score_trie, trie_size, usable
 
 Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
 Score = tuple[float, bool]  # summed log-probability, every scored token is the argmax
@@ -42,18 +42,14 @@ def prefix_key(row: Row) -> tuple[int, ...]:
     return tuple(tokens[: len(tokens) - n])
 
 
-def plan(rows: list[Row], live: list[int],
-         tree: bool = False) -> dict[tuple[int, ...], list[int]] | None:
-    """Rows grouped by prefix when sharing saves enough tokens (the tree way's count when
-    ``tree``), else None."""
+def plan(rows: list[Row], live: list[int]) -> dict[tuple[int, ...], list[int]] | None:
+    """Rows grouped by prefix when sharing saves enough tokens, else None."""
     groups: dict[tuple[int, ...], list[int]] = {}
     for i in live:
         groups.setdefault(prefix_key(rows[i]), []).append(i)
     if len(groups) == len(live):
         return None
     plain = sum(len(rows[i][0]) - 1 for i in live)
-    if tree:
-        return groups if plain - tree_cost(groups, rows) >= TREE_MIN_SAVING * plain else None
     shared = sum(len(k) for k in groups) + sum(rows[i][1] - 1 for i in live)
     return groups if plain - shared >= SHARE_MIN_SAVING * plain else None
 
@@ -66,18 +62,21 @@ def score_batch(model: Any, rows: list[Row], pad: int, keep_arg: bool,
 
     ``can_share``: group rows by context (``plan``); ``prefix``: runs a prefix that all rows
     of the batch share once (``hf_prefix``). Both need a model that takes a cache and positions.
-    ``tree``: the model takes a custom 4D attention mask (``hf_tree``): grouped rows are scored
-    as context + continuation tree in one pass.
+    ``tree``: the model takes a custom 4D attention mask (``hf_tree``): with ``can_share``, the
+    batch is scored as one token trie when that saves enough.
     """
     live = [i for i, (_, n) in enumerate(rows) if n > 0]
     out: list[Score] = [(0.0, True)] * len(rows)
     if not live:
         return out
-    tree = tree and usable(model, max(len(rows[i][0]) for i in live))
-    groups = plan(rows, live, tree) if can_share else None
+    if can_share and tree and usable(model, max(len(rows[i][0]) for i in live)):
+        plain = sum(len(rows[i][0]) - 1 for i in live)
+        if (plain - trie_size(rows, live) >= TREE_MIN_SAVING * plain
+                and score_trie(model, rows, live, pad, keep_arg, out, prefix)):
+            return out
+    groups = plan(rows, live) if can_share else None
     if groups is not None:
-        if not (tree and score_tree(model, rows, groups, pad, keep_arg, out, prefix)):
-            _shared(model, rows, groups, pad, keep_arg, out, prefix)
+        _shared(model, rows, groups, pad, keep_arg, out, prefix)
     else:
         _plain(model, rows, live, pad, keep_arg, out, prefix)
     return out

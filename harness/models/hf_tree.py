@@ -1,23 +1,25 @@
-"""Scoring the continuations of shared contexts as one token tree per context (hf backend).
+"""Scoring a batch of rows as one token trie in a single forward pass (hf backend).
 
-The choices of a multiple-choice item share their context, and often their first tokens too
-(" 1234" and " 1243"; " the cat" and " the dog"). Here each context is fed once, followed by
-the prefix tree of its continuations: every distinct continuation prefix is one token, placed
-at its own position (context length + depth) and allowed by a custom attention mask to see the
-context and its ancestors in the tree, nothing else. One forward pass then yields, for every
-continuation token, exactly the logits a separate pass over ``context + continuation`` would
-(up to float rounding): the first token is predicted from the context's last position, each
-later one from the tree node of the tokens before it.
+Rows of a scoring batch often start the same way: the choices of a multiple-choice item share
+their context, choices share their first tokens (" 1234" and " 1243"; " the cat" and " the
+dog"), and the items of a task share the template's opening ("Question: What is"). Here every
+distinct token prefix of the batch is fed once, as one node of a trie, at its own position
+(its length - 1) and allowed by a custom attention mask to see its ancestors and itself,
+nothing else. One forward pass then yields, for every scored token, exactly the logits a
+separate pass over its row would (up to float rounding).
 
-Against the two-pass way (``hf_score._shared``: context pass, KV cache repeated per choice,
-continuation pass) this feeds each shared continuation prefix once, skips the cache copy and
-makes one model call per batch instead of two. It needs an attention implementation that takes
-a 4D mask as is (``sdpa``, ``eager``) and no sliding window shorter than the rows.
+Nodes are packed into a few rows of at most ``PACK_TOKENS`` (or the longest row's length) so
+the quadratic attention stays small; ancestors a packed row needs are repeated in it. Since
+the mask alone says who sees whom, a row's nodes can sit in any order: the nodes whose logits
+are read are put last, so ``logits_to_keep`` trims the rest.
+
+Needs an attention implementation that takes a 4D mask as is (``sdpa``, ``eager``), no sliding
+window shorter than the rows, and a model that passes ``tree_agrees`` (checked at load).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -28,50 +30,59 @@ Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
 Score = tuple[float, bool]  # summed log-probability, every scored token is the argmax
 
 TREE_ATTENTION = ("sdpa", "eager")  # implementations that use a custom 4D mask as given
-MASK_BUDGET = 1 << 28  # bytes of attention mask one tree batch may build, else the 2-pass way
+MASK_BUDGET = 1 << 28  # bytes of attention mask one batch may build, else the 2-pass way
+PACK_TOKENS = 512  # nodes per packed row (unless one row alone is longer)
 
 
-@dataclass(frozen=True)
-class Tree:
-    """The continuations of one context as a prefix tree of fed tokens."""
+@dataclass
+class Trie:
+    """Distinct token prefixes of some rows; node ``m`` is the prefix of length ``depths[m]``."""
 
-    tokens: list[int]  # one fed token per distinct continuation prefix (without the last token)
-    parents: list[int]  # each node's parent node, -1 for the context's end
-    depths: list[int]  # 1 for a continuation's first token, 2 for its second, ...
-    sources: list[list[int]]  # per continuation: where each token's prediction is read
-    #                           (0: the context's last position, 1 + m: node m)
+    tokens: list[int] = field(default_factory=list)  # the prefix's last token
+    parents: list[int] = field(default_factory=list)  # the node one token shorter, -1 for none
+    depths: list[int] = field(default_factory=list)  # the prefix's length (1, 2, ...)
+    read: list[bool] = field(default_factory=list)  # its logits are needed (predict a target)
+    index: dict[tuple[int, int], int] = field(default_factory=dict)  # (parent, token) -> node
 
-
-def build_tree(conts: list[list[int]]) -> Tree:
-    """The prefix tree of ``conts`` (each continuation's last token is scored, never fed)."""
-    index: dict[tuple[int, ...], int] = {}
-    tokens: list[int] = []
-    parents: list[int] = []
-    depths: list[int] = []
-    sources: list[list[int]] = []
-    for c in conts:
-        src, parent = [0], -1
-        for k in range(1, len(c)):
-            m = index.get(tuple(c[:k]))
+    def add(self, tokens: list[int], n: int) -> list[int]:
+        """Add the prefixes of ``tokens`` (all but the whole row); the nodes whose logits
+        predict its last ``n`` tokens."""
+        parent, sources = -1, []
+        for k, tok in enumerate(tokens[:-1], start=1):
+            m = self.index.get((parent, tok))
             if m is None:
-                m = index[tuple(c[:k])] = len(tokens)
-                tokens.append(c[k - 1])
-                parents.append(parent)
-                depths.append(k)
-            src.append(1 + m)
+                m = self.index[(parent, tok)] = len(self.tokens)
+                self.tokens.append(tok)
+                self.parents.append(parent)
+                self.depths.append(k)
+                self.read.append(False)
+            if k >= len(tokens) - n:
+                self.read[m] = True
+                sources.append(m)
             parent = m
-        sources.append(src)
-    return Tree(tokens, parents, depths, sources)
+        return sources
+
+    def new_nodes(self, tokens: list[int]) -> int:
+        """How many nodes adding ``tokens`` would create."""
+        parent = -1
+        for k, tok in enumerate(tokens[:-1]):
+            m = self.index.get((parent, tok))
+            if m is None:
+                return len(tokens) - 1 - k
+            parent = m
+        return 0
 
 
-def tree_cost(groups: dict[tuple[int, ...], list[int]], rows: list[Row]) -> int:
-    """Tokens the tree way feeds: each context once, each continuation prefix once."""
-    return sum(len(k) + len(build_tree([_cont(rows[i]) for i in members]).tokens)
-               for k, members in groups.items())
+def trie_size(rows: list[Row], live: list[int]) -> int:
+    """Tokens the trie way feeds for these rows (one trie, before packing)."""
+    trie = Trie()
+    for i in live:
+        trie.add(rows[i][0], rows[i][1])
+    return len(trie.tokens)
 
 
 def usable(model: Any, width: int) -> bool:
-    """Can ``model`` take the tree mask for rows of up to ``width`` tokens?"""
+    """Can ``model`` take the trie mask for rows of up to ``width`` tokens?"""
     cfg = model.config
     window = getattr(cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg,
                      "sliding_window", None)
@@ -79,92 +90,102 @@ def usable(model: Any, width: int) -> bool:
             and (not isinstance(window, int) or width <= window))
 
 
-def _cont(row: Row) -> list[int]:
-    tokens, n = row
-    return tokens[len(tokens) - n :]
+def _pack(rows: list[Row], live: list[int], shared: int) -> list[tuple[Trie, dict[int, list[int]]]]:
+    """Rows (their tokens after the first ``shared``) packed into tries of at most
+    ``PACK_TOKENS`` nodes (or one row's length), in order; each with its rows' source nodes."""
+    cap = max(PACK_TOKENS, *(len(rows[i][0]) - shared for i in live))
+    packs: list[tuple[Trie, dict[int, list[int]]]] = [(Trie(), {})]
+    for i in live:
+        tokens, n = rows[i]
+        trie, sources = packs[-1]
+        if sources and len(trie.tokens) + trie.new_nodes(tokens[shared:]) > cap:
+            packs.append((Trie(), {}))
+            trie, sources = packs[-1]
+        sources[i] = trie.add(tokens[shared:], n)
+    return packs
 
 
 @torch.inference_mode()
-def score_tree(model: Any, rows: list[Row], groups: dict[tuple[int, ...], list[int]], pad: int,
-               keep_arg: bool, out: list[Score], prefix: SharedPrefix | None) -> bool:
-    """Score every grouped row into ``out`` in one forward pass; False (nothing done) when
-    the mask would exceed ``MASK_BUDGET``."""
-    keys = list(groups)
-    plen = [len(k) for k in keys]  # >= 1: a scored row always has a token before its targets
-    trees = [build_tree([_cont(rows[i]) for i in groups[k]]) for k in keys]
-    nodes = max(len(t.tokens) for t in trees)
+def score_trie(model: Any, rows: list[Row], live: list[int], pad: int, keep_arg: bool,
+               out: list[Score], prefix: SharedPrefix | None) -> bool:
+    """Score the ``live`` rows into ``out`` in one forward pass; False (nothing done) when the
+    mask would exceed ``MASK_BUDGET``."""
+    # what every row starts with may already be cached (hf_prefix); each row keeps the token
+    # that predicts its first target
+    cap = min(len(rows[i][0]) - rows[i][1] for i in live) - 1
+    packs = _pack(rows, live, 0)
+    width = max(len(t.tokens) for t, _ in packs)
     eager = getattr(model.config, "_attn_implementation", None) == "eager"
-    ctx_w = max(plen)
-    if len(keys) * (ctx_w + nodes) ** 2 * (4 if eager else 1) > MASK_BUDGET:
+    if len(packs) * width * width * (4 if eager else 1) > MASK_BUDGET:
         return False
-    # what every context starts with runs once (its cache); each context keeps one token
-    shared, base = prefix.take([list(k) for k in keys], min(plen) - 1) if prefix else (0, None)
-    ctx_w -= shared
-    width = ctx_w + nodes
-    ids = torch.full((len(keys), width), pad, dtype=torch.long)
-    pos = torch.zeros((len(keys), width), dtype=torch.long)
-    allow = torch.zeros((len(keys), width, shared + width), dtype=torch.bool)
-    allow[:, :, :shared] = True  # the shared prefix, seen by every real token
+    # (distinct contexts: a batch of one context gains nothing from a pass of its own)
+    contexts = list({tuple(t[: len(t) - n]) for t, n in (rows[i] for i in live)})
+    shared, base = (prefix.take([list(c) for c in contexts], cap, copies=1) if prefix
+                    else (0, None))
+    if shared:
+        assert base is not None
+        packs = _pack(rows, live, shared)
+        width = max(len(t.tokens) for t, _ in packs)
+        base.batch_repeat_interleave(len(packs))
+    tail = max(sum(t.read) for t, _ in packs)
+    ids = torch.full((len(packs), width), pad, dtype=torch.long)
+    pos = torch.zeros((len(packs), width), dtype=torch.long)
+    allow = torch.zeros((len(packs), width, shared + width), dtype=torch.bool)
     cols = torch.arange(width)
-    allow[:, cols, shared + cols] = True  # every position sees itself (padding too: no NaN)
-    for g, (k, tree) in enumerate(zip(keys, trees, strict=True)):
-        n_ctx = plen[g] - shared
-        a = ctx_w - n_ctx  # contexts are left-padded to end together at column ctx_w - 1
-        ids[g, a:ctx_w] = torch.tensor(k[shared:], dtype=torch.long)
-        pos[g, a:ctx_w] = shared + torch.arange(n_ctx)
-        allow[g, a:ctx_w, shared + a : shared + ctx_w] = torch.ones(n_ctx, n_ctx).tril().bool()
-        for m, (tok, parent, depth) in enumerate(
-            zip(tree.tokens, tree.parents, tree.depths, strict=True)
-        ):
-            col = ctx_w + m
-            ids[g, col], pos[g, col] = tok, plen[g] + depth - 1
-            allow[g, col, shared + a : shared + ctx_w] = True  # the whole context
-            while parent >= 0:  # and its ancestors in the tree (itself is set above)
-                allow[g, col, shared + ctx_w + parent] = True
-                parent = tree.parents[parent]
-    allow[:, :, :shared] &= _real(ids, ctx_w, plen, shared, trees)[:, :, None]
+    allow[:, cols, shared + cols] = True  # every column sees itself (padding too: no NaN)
+    where: list[list[int]] = []  # per pack: node -> column
+    for r, (trie, _) in enumerate(packs):
+        n = len(trie.tokens)
+        # nodes whose logits are read go last (``logits_to_keep``), the others first
+        order = [m for m in range(n) if not trie.read[m]] + [m for m in range(n) if trie.read[m]]
+        col = [0] * n
+        for c, m in enumerate(order):
+            col[m] = c if not trie.read[m] else width - n + c
+        anc = torch.zeros((n, n), dtype=torch.bool)  # anc[m, a]: a is m or an ancestor of m
+        for m in range(n):  # parents come before their children
+            if trie.parents[m] >= 0:
+                anc[m] = anc[trie.parents[m]]
+            anc[m, m] = True
+        c_t = torch.tensor(col, dtype=torch.long)
+        ids[r, c_t] = torch.tensor(trie.tokens, dtype=torch.long)
+        pos[r, c_t] = shared + torch.tensor(trie.depths, dtype=torch.long) - 1
+        block = allow[r, :, shared:]
+        block[c_t[:, None], c_t[None, :]] = anc
+        allow[r, c_t, :shared] = True  # the cached prefix, seen by every node
+        where.append(col)
     mask: torch.Tensor = allow[:, None]
     if eager:  # additive float mask; sdpa takes the boolean one
         mask = torch.zeros(mask.shape, dtype=model.dtype).masked_fill(
             ~mask, torch.finfo(model.dtype).min)
     device = model.device
-    extra: dict[str, Any] = {"logits_to_keep": nodes + 1} if keep_arg else {}
+    extra: dict[str, Any] = {"logits_to_keep": tail} if keep_arg else {}
     if shared:
         extra.update(past_key_values=base, use_cache=True)
     else:
         extra["use_cache"] = False
     logits = model(input_ids=ids.to(device), attention_mask=mask.to(device),
                    position_ids=pos.to(device), **extra).logits
-    # the context's end, then the nodes; log_softmax as the other ways (logsumexp rounds
-    # differently: a few 1e-6 per token, all one way)
-    lp = logits[:, logits.shape[1] - (nodes + 1) :].float().log_softmax(-1)
+    # log_softmax as the other ways (logsumexp rounds differently: a few 1e-6 per token)
+    lp = logits[:, logits.shape[1] - tail :].float().log_softmax(-1)
     best = lp.argmax(-1)
-    for g, (k, tree) in enumerate(zip(keys, trees, strict=True)):
-        for i, src in zip(groups[k], tree.sources, strict=True):
-            s = torch.tensor(src, dtype=torch.long, device=lp.device)
-            t = torch.tensor(_cont(rows[i]), dtype=torch.long, device=lp.device)
-            out[i] = (float(lp[g, s, t].sum()), bool((best[g, s] == t).all()))
+    for r, (_, sources) in enumerate(packs):
+        for i, nodes in sources.items():
+            tokens, n = rows[i]
+            s = torch.tensor([where[r][m] - (width - tail) for m in nodes], device=lp.device)
+            t = torch.tensor(tokens[len(tokens) - n :], dtype=torch.long, device=lp.device)
+            out[i] = (float(lp[r, s, t].sum()), bool((best[r, s] == t).all()))
     return True
-
-
-def _real(ids: torch.Tensor, ctx_w: int, plen: list[int], shared: int,
-          trees: list[Tree]) -> torch.Tensor:
-    """(groups, width) True at the context and tree tokens, False at padding."""
-    real = torch.zeros(ids.shape, dtype=torch.bool)
-    for g, tree in enumerate(trees):
-        real[g, ctx_w - (plen[g] - shared) : ctx_w + len(tree.tokens)] = True
-    return real
 
 
 @torch.inference_mode()
 def tree_agrees(model: Any, keep_arg: bool, vocab: int) -> bool:
-    """Does ``model`` honour the tree mask? Two continuations that part after their first token
-    are scored as a tree and each by its own unmasked pass; a model that ignored the custom
-    mask (or the positions) would let one branch see the other. Run once per loaded model."""
+    """Does ``model`` honour the trie mask? Two rows that part after their ninth token are
+    scored as a trie and each by its own unmasked pass; a model that ignored the custom mask
+    (or the positions) would let one branch see the other. Run once per loaded model."""
     ids = [(31 * k + 7) % vocab for k in range(12)]
     rows: list[Row] = [(ids[:8] + ids[8:11], 3), (ids[:8] + [ids[8], ids[11], ids[9]], 3)]
     got: list[Score] = [(0.0, True)] * 2
-    if not score_tree(model, rows, {tuple(ids[:8]): [0, 1]}, 0, keep_arg, got, None):
+    if not score_trie(model, rows, [0, 1], 0, keep_arg, got, None):
         return False
     for (tokens, n), (value, _) in zip(rows, got, strict=True):
         x = torch.tensor([tokens[:-1]], dtype=torch.long, device=model.device)

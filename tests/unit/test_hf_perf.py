@@ -57,15 +57,16 @@ def test_shared_context_scoring_matches_separate(tiny_model_dir: Path,
     calls: list[bool] = []
     forward = lm._model.forward
 
-    def spy(*args: Any, **kwargs: Any) -> Any:  # a 4D mask: the tree way (hf_tree)
-        calls.append(kwargs["attention_mask"].dim() == 4)
+    def spy(*args: Any, **kwargs: Any) -> Any:  # a 4D mask: the trie way (hf_tree)
+        mask = kwargs.get("attention_mask")
+        calls.append(mask is not None and mask.dim() == 4)
         return forward(*args, **kwargs)
 
     lm._model.forward = spy
     shared = lm.loglikelihood(reqs)
     assert any(calls), "the shared-context path was not used"
     for s, r in zip(shared, separate, strict=True):
-        assert s.logprob == pytest.approx(r.logprob, abs=1e-5)
+        assert s.logprob == pytest.approx(r.logprob, rel=1e-6, abs=1e-5)  # float rounding
         assert (s.is_greedy, s.n_tokens) == (r.is_greedy, r.n_tokens)
 
 
@@ -108,17 +109,19 @@ def test_shared_scoring_halves_on_oom(tiny_model_dir: Path) -> None:
     reqs = mc_requests()
     expected = HFModel(str(tiny_model_dir), {}, batch_size=1).loglikelihood(reqs)
     lm = HFModel(str(tiny_model_dir), {}, batch_size="auto")
+    lm._tree = False  # the two-pass way (a trie packs a batch into one row)
     forward = lm._model.forward
 
     def limited(*args: Any, **kwargs: Any) -> Any:
-        if kwargs["input_ids"].shape[0] > 2:  # a forward row per context (the tree way)
+        if kwargs["input_ids"].shape[0] > 6:
             raise RuntimeError("CUDA out of memory.")
         return forward(*args, **kwargs)
 
     lm._model.forward = limited
     got = lm.loglikelihood(reqs)
-    assert [g.logprob for g in got] == pytest.approx([e.logprob for e in expected], abs=1e-5)
-    assert lm._auto_size <= 16
+    assert [g.logprob for g in got] == pytest.approx([e.logprob for e in expected], rel=1e-6,
+                                                     abs=1e-5)
+    assert lm._auto_size <= 8
 
 
 def _gen_requests() -> list[GenerateRequest]:

@@ -1,6 +1,7 @@
-"""Continuation trees (hf_tree): one forward pass per batch of contexts, each context followed by
-the prefix tree of its choices, gives the scores separate passes give (tiny random Llama), with
-either attention implementation, with a shared prompt prefix, and falls back when it must."""
+"""Token tries (hf_tree): a scoring batch fed as its distinct token prefixes, in one forward pass
+with a custom attention mask, gives the scores separate passes give (tiny random Llama), with
+either attention implementation, with a kept shared prompt prefix, packed into several rows,
+and falls back when it must."""
 
 from __future__ import annotations
 
@@ -32,11 +33,16 @@ def _cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield tmp_path_factory.getbasetemp()
 
 
-def test_build_tree_feeds_each_prefix_once() -> None:
-    tree = hf_tree.build_tree([[1, 2, 3], [1, 2, 4], [1, 5], [6], [1, 2, 3, 7]])
-    assert tree.tokens == [1, 2, 3]  # prefixes (1), (1, 2), (1, 2, 3): last tokens never fed
-    assert tree.parents == [-1, 0, 1] and tree.depths == [1, 2, 3]
-    assert tree.sources == [[0, 1, 2], [0, 1, 2], [0, 1], [0], [0, 1, 2, 3]]
+def test_trie_feeds_each_prefix_once() -> None:
+    trie = hf_tree.Trie()
+    rows = [([1, 2, 3], 1), ([1, 2, 4], 1), ([1, 5], 1), ([6, 7], 1), ([1, 2, 3, 7], 2)]
+    sources = [trie.add(t, n) for t, n in rows]
+    # prefixes (1), (1, 2), (6), (1, 2, 3); whole rows are never fed
+    assert trie.tokens == [1, 2, 6, 3] and trie.parents == [-1, 0, -1, 1]
+    assert trie.depths == [1, 2, 1, 3] and trie.read == [True, True, True, True]
+    assert sources == [[1], [1], [0], [2], [1, 3]]
+    assert trie.new_nodes([1, 2, 9, 9]) == 1 and trie.new_nodes([8, 8]) == 1
+    assert hf_tree.trie_size(rows, [0, 1, 2, 3, 4]) == 4
 
 
 def _spy(lm: HFModel) -> list[tuple[int, int, int]]:
@@ -73,8 +79,8 @@ def test_tree_matches_separate_passes(tiny_model_dir: Path, attention: str, shot
     got = lm.loglikelihood(reqs)
     _check(got, separate)
     tree_calls = [c for c in calls if c[2] == 4]
-    assert len(tree_calls) == 2  # 32 rows at 16: two passes of 2 contexts each, nothing else
-    assert all(rows == 2 for rows, _, _ in tree_calls)
+    assert len(tree_calls) == 2  # 32 rows at 16: one pass per batch, nothing else
+    assert all(rows == 1 for rows, _, _ in tree_calls)  # each batch's trie packed in one row
     assert len(calls) == 2 + (2 if shots else 0)  # + the shared exemplars, once per batch
 
 
@@ -145,3 +151,29 @@ def test_model_failing_the_probe_scores_in_two_passes(tiny_model_dir: Path,
     _check(lm.loglikelihood(reqs), HFModel(str(tiny_model_dir), {}, batch_size=1)
            .loglikelihood(reqs))
     assert [c[2] for c in calls] == [2, 2]
+
+
+def test_trie_packed_into_several_rows(tiny_model_dir: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    reqs = [LoglikelihoodRequest(SHOTS + q, c) for q in QUESTIONS for c in CHOICES]
+    want = HFModel(str(tiny_model_dir), {}, batch_size=1).loglikelihood(reqs)
+    monkeypatch.setattr(hf_tree, "PACK_TOKENS", 8)  # a row per item, ancestors repeated
+    lm = HFModel(str(tiny_model_dir), {}, batch_size=64)
+    calls = _spy(lm)
+    _check(lm.loglikelihood(reqs), want)
+    trie_calls = [c for c in calls if c[2] == 4]
+    assert len(trie_calls) == 1 and trie_calls[0][0] > 1  # one pass, several packed rows
+
+
+def test_template_opening_fed_once(tiny_model_dir: Path) -> None:
+    # different contexts, one choice each: only the shared opening "Q: " can be saved
+    reqs = [LoglikelihoodRequest(f"Question: What is the answer to question number {k}?",
+                                 " yes") for k in range(8)]
+    lm = HFModel(str(tiny_model_dir), {}, batch_size=8)
+    rows = [lm._ll_row(r) for r in reqs]
+    live = list(range(len(rows)))
+    assert hf_tree.trie_size(rows, live) < 0.6 * sum(len(t) - 1 for t, _ in rows)
+    calls = _spy(lm)
+    _check(lm.loglikelihood(reqs), HFModel(str(tiny_model_dir), {}, batch_size=1)
+           .loglikelihood(reqs))
+    assert calls[-1][2] == 4 and 2 not in [c[2] for c in calls]  # (0: a kept-prefix pass)
