@@ -32,7 +32,8 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def main() -> None:
-    for name in ("vs_lmeval_e2e", "vs_lmeval_backend", "vs_lmeval", "vs_lmeval_auto",
+    for name in ("vs_lmeval_e2e", "vs_lmeval_e2e_mc", "vs_lmeval_backend", "vs_lmeval",
+                 "vs_lmeval_auto",
                  "vs_lmeval_vllm", "vs_lmeval_vllm_fewshot"):
         _vs(name)
     _work()
