@@ -8,8 +8,9 @@ distinct token prefix of the batch is fed once, as one node of a trie, at its ow
 nothing else. One forward pass then yields, for every scored token, exactly the logits a
 separate pass over its row would (up to float rounding).
 
-Nodes are packed into a few rows of at most ``PACK_TOKENS`` (or the longest row's length) so
-the quadratic attention stays small; ancestors a packed row needs are repeated in it. Since
+A context is never split between rows. Contexts share a row only when their common opening
+saves enough (``_pack``); rows stay near ``PACK_TOKENS`` nodes, so the quadratic attention
+stays small, and ancestors a packed row needs are repeated in it. Since
 the mask alone says who sees whom, a row's nodes can sit in any order: the nodes whose logits
 are read are put last, so ``logits_to_keep`` trims the rest.
 
@@ -31,7 +32,8 @@ Score = tuple[float, bool]  # summed log-probability, every scored token is the 
 
 TREE_ATTENTION = ("sdpa", "eager")  # implementations that use a custom 4D mask as given
 MASK_BUDGET = 1 << 28  # bytes of attention mask one batch may build, else the 2-pass way
-PACK_TOKENS = 512  # nodes per packed row (unless one row alone is longer)
+PACK_TOKENS = 1024  # nodes per packed row, about (unless one context's trie alone is larger)
+PACK_MIN_SAVING = 0.1  # contexts share rows when that feeds this share of tokens fewer
 
 
 @dataclass
@@ -91,17 +93,31 @@ def usable(model: Any, width: int) -> bool:
 
 
 def _pack(rows: list[Row], live: list[int], shared: int) -> list[tuple[Trie, dict[int, list[int]]]]:
-    """Rows (their tokens after the first ``shared``) packed into tries of at most
-    ``PACK_TOKENS`` nodes (or one row's length), in order; each with its rows' source nodes."""
-    cap = max(PACK_TOKENS, *(len(rows[i][0]) - shared for i in live))
-    packs: list[tuple[Trie, dict[int, list[int]]]] = [(Trie(), {})]
+    """Rows (their tokens after the first ``shared``) packed into tries, each with its rows'
+    source nodes. The rows of one context stay together. Contexts share packed rows only when
+    the batch's own trie saves ``PACK_MIN_SAVING`` over one trie per context (a common
+    opening); then into as few rows of about ``PACK_TOKENS`` nodes as hold them, balanced.
+    Otherwise one row per context: a wider row costs more per token (attention, padding)."""
+    groups: dict[tuple[int, ...], list[int]] = {}
     for i in live:
         tokens, n = rows[i]
-        trie, sources = packs[-1]
-        if sources and len(trie.tokens) + trie.new_nodes(tokens[shared:]) > cap:
-            packs.append((Trie(), {}))
-            trie, sources = packs[-1]
-        sources[i] = trie.add(tokens[shared:], n)
+        groups.setdefault(tuple(tokens[shared : len(tokens) - n]), []).append(i)
+    cut = [(rows[i][0][shared:], rows[i][1]) for i in live]
+    sizes = [trie_size([(rows[i][0][shared:], rows[i][1]) for i in g], list(range(len(g))))
+             for g in groups.values()]
+    whole = trie_size(cut, list(range(len(cut))))
+    if sum(sizes) - whole >= PACK_MIN_SAVING * sum(sizes):
+        n_packs = -(-whole // max(PACK_TOKENS, *sizes))
+    else:
+        n_packs = len(groups)
+    packs: list[tuple[Trie, dict[int, list[int]]]] = [(Trie(), {}) for _ in range(n_packs)]
+    load = [0] * n_packs
+    for members, size in sorted(zip(groups.values(), sizes, strict=True), key=lambda g: -g[1]):
+        k = load.index(min(load))  # the emptiest row takes the next largest context
+        load[k] += size
+        trie, sources = packs[k]
+        for i in members:
+            sources[i] = trie.add(rows[i][0][shared:], rows[i][1])
     return packs
 
 

@@ -80,7 +80,8 @@ def test_tree_matches_separate_passes(tiny_model_dir: Path, attention: str, shot
     _check(got, separate)
     tree_calls = [c for c in calls if c[2] == 4]
     assert len(tree_calls) == 2  # 32 rows at 16: one pass per batch, nothing else
-    assert all(rows == 1 for rows, _, _ in tree_calls)  # each batch's trie packed in one row
+    # two contexts per batch with little in common: a row each (``_pack``)
+    assert all(rows == 2 for rows, _, _ in tree_calls)
     assert len(calls) == 2 + (2 if shots else 0)  # + the shared exemplars, once per batch
 
 
@@ -177,3 +178,18 @@ def test_template_opening_fed_once(tiny_model_dir: Path) -> None:
     _check(lm.loglikelihood(reqs), HFModel(str(tiny_model_dir), {}, batch_size=1)
            .loglikelihood(reqs))
     assert calls[-1][2] == 4 and 2 not in [c[2] for c in calls]  # (0: a kept-prefix pass)
+
+
+def test_pack_joins_contexts_only_when_their_opening_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+    opening = list(range(100, 110))  # ten tokens every context starts with
+    def item(ctx: list[int]) -> list[tuple[list[int], int]]:
+        return [(ctx + [c, c + 1], 2) for c in (1, 3)]  # two choices of two tokens
+    common = [r for k in range(6) for r in item(opening + [200 + k, 300 + k])]
+    apart = [r for k in range(6) for r in item([400 + 10 * k + j for j in range(12)])]
+    packs = hf_tree._pack(common, list(range(len(common))), 0)
+    assert len(packs) == 1 and len(packs[0][0].tokens) == 10 + 6 * (2 + 2)
+    packs = hf_tree._pack(apart, list(range(len(apart))), 0)
+    assert len(packs) == 6 and all(len(t.tokens) == 12 + 2 for t, _ in packs)
+    monkeypatch.setattr(hf_tree, "PACK_TOKENS", 20)  # balanced rows of about 20 nodes
+    packs = hf_tree._pack(common, list(range(len(common))), 0)
+    assert [len(src) for _, src in packs] == [6, 6]  # 34 nodes: two rows of three contexts
