@@ -32,8 +32,8 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def main() -> None:
-    for name in ("vs_lmeval_e2e", "vs_lmeval_e2e_mc", "vs_lmeval_backend", "vs_lmeval",
-                 "vs_lmeval_auto",
+    for name in ("vs_lmeval_e2e", "vs_lmeval_e2e_mc", "vs_lmeval_backend",
+                 "vs_lmeval_backend_mc", "vs_lmeval", "vs_lmeval_auto",
                  "vs_lmeval_vllm", "vs_lmeval_vllm_fewshot"):
         _vs(name)
     _work()
@@ -79,21 +79,22 @@ def _section(title: str, headers: list[str], rows: list[list[str]]) -> None:
 
 
 def _work() -> None:
-    wc = _load("work_count")
-    if wc:
+    for wc in (_load("work_count"), _load("work_count_mc")):
+        if not wc:
+            continue
         _section(f"model work for the same requests (batch size {wc['batch_size']}, commit "
                  f"{_where(wc)})",
-                    ["workload", "harness positions", "lm-eval positions", "lm-eval / harness",
-                     "harness head rows", "lm-eval head rows", "harness calls", "lm-eval calls",
-                     "same answers"],
-                    [[r["config"], str(r["harness"]["body_positions"]),
-                      str(r["lm-eval"]["body_positions"]),
-                      f"{r['ratio']['body_positions']:.2f}",
-                      str(r["harness"]["head_positions"]), str(r["lm-eval"]["head_positions"]),
-                      str(r["harness"]["calls"]), str(r["lm-eval"]["calls"]),
-                      ("identical texts" if r["same_answers"] is True else
-                       f"max |Δ logprob| {r['same_answers']:.1e}")]
-                     for r in wc["rows"]])
+                 ["workload", "harness positions", "lm-eval positions", "lm-eval / harness",
+                  "harness head rows", "lm-eval head rows", "harness calls", "lm-eval calls",
+                  "same answers"],
+                 [[r["config"], str(r["harness"]["body_positions"]),
+                   str(r["lm-eval"]["body_positions"]),
+                   f"{r['ratio']['body_positions']:.2f}",
+                   str(r["harness"]["head_positions"]), str(r["lm-eval"]["head_positions"]),
+                   str(r["harness"]["calls"]), str(r["lm-eval"]["calls"]),
+                   ("identical texts" if r["same_answers"] is True else
+                    f"max |Δ logprob| {r['same_answers']:.1e}")]
+                  for r in wc["rows"]])
 
 
 def _rest() -> None:

@@ -78,6 +78,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--batch-size", default="32")
+    ap.add_argument("--name", default="work_count", help="results file name")
     args = ap.parse_args()
     req_file = WORK / "vs_lmeval" / "backend_requests.json"
     if not req_file.exists():
@@ -109,7 +110,7 @@ def main() -> None:
                  "lm-eval head", "harness calls", "lm-eval calls", "same answers"], table)
     result = {"benchmark": "work_count", "machine": machine(), "batch_size": args.batch_size,
               "command": " ".join(sys.argv), "rows": rows}
-    print(f"\nwrote {write_result('work_count', result)}")
+    print(f"\nwrote {write_result(args.name, result)}")
 
 
 if __name__ == "__main__":
