@@ -30,9 +30,9 @@ from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone, render_chat
 from harness.models.hf_batching import AUTO_BATCH_START, BatchingMixin
 from harness.models.hf_generate import greedy, sample
 from harness.models.hf_prefix import SharedPrefix
-from harness.models.hf_score import Row, plan, prefix_key, score_batch
+from harness.models.hf_score import plan, prefix_key, score_batch
 from harness.models.hf_support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
-from harness.models.hf_tree import TREE_ATTENTION, tree_agrees
+from harness.models.hf_tree import TREE_ATTENTION, Row, tree_agrees
 from harness.models.registry import backend
 from harness.requests import (
     GenerateRequest,

@@ -27,10 +27,7 @@ from typing import Any
 import torch
 
 from harness.models.hf_prefix import SharedPrefix, prefixed_mask
-from harness.models.hf_tree import score_trie, trie_size, usable
-
-Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
-Score = tuple[float, bool]  # summed log-probability, every scored token is the argmax
+from harness.models.hf_tree import Row, Score, score_trie, trie_size, usable
 
 SHARE_MIN_SAVING = 0.3
 TREE_MIN_SAVING = 0.1  # one pass, no cache copy: a smaller saving pays

@@ -64,16 +64,6 @@ class Trie:
             parent = m
         return sources
 
-    def new_nodes(self, tokens: list[int]) -> int:
-        """How many nodes adding ``tokens`` would create."""
-        parent = -1
-        for k, tok in enumerate(tokens[:-1]):
-            m = self.index.get((parent, tok))
-            if m is None:
-                return len(tokens) - 1 - k
-            parent = m
-        return 0
-
 
 def trie_size(rows: list[Row], live: list[int]) -> int:
     """Tokens the trie way feeds for these rows (one trie, before packing)."""

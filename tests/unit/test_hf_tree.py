@@ -41,7 +41,6 @@ def test_trie_feeds_each_prefix_once() -> None:
     assert trie.tokens == [1, 2, 6, 3] and trie.parents == [-1, 0, -1, 1]
     assert trie.depths == [1, 2, 1, 3] and trie.read == [True, True, True, True]
     assert sources == [[1], [1], [0], [2], [1, 3]]
-    assert trie.new_nodes([1, 2, 9, 9]) == 1 and trie.new_nodes([8, 8]) == 1
     assert hf_tree.trie_size(rows, [0, 1, 2, 3, 4]) == 4
 
 
