@@ -1,5 +1,9 @@
 """Pydantic models of a task file. Every field is documented in one line.
 
+Each field's doc is its ``Field(description=...)``, so the JSON Schema (``harness tasks schema``,
+``harness/schema/task.schema.json``) and docs/task-files.md carry it with the allowed values and
+the default.
+
 A task file (YAML) is validated into ``TaskSpec``; unknown keys are rejected (the loader adds a
 "did you mean" hint). See ``tasks/lengthgen/addition.yaml`` for a complete example.
 """
@@ -20,32 +24,46 @@ class _Spec(BaseModel):
 class GeneratorSource(_Spec):
     """Items made by a registered, seeded procedural generator."""
 
-    type: Literal["generator"]  # discriminator
-    name: str  # generator registry name, e.g. "addition"
-    params: dict[str, Any] = {}  # keyword parameters passed to the generator
-    per_bucket: int = Field(100, ge=1)  # items generated per bucket (spread over its values)
-    seed: int = 0  # task-level seed, combined with the run seed
+    type: Literal["generator"] = Field(description="source kind: a registered generator")
+    name: str = Field(
+        description="registered generator, e.g. \"addition\" (see `harness generators list`)"
+    )
+    params: dict[str, Any] = Field({}, description="keyword parameters passed to the generator")
+    per_bucket: int = Field(
+        100, ge=1, description="items generated per bucket (spread over its values)"
+    )
+    seed: int = Field(0, description="task-level seed, combined with the run seed")
 
 
 class FilesSource(_Spec):
     """Items read from local files (one record per line / row)."""
 
-    type: Literal["files"]  # discriminator
-    path: str  # file path, relative to the task file; `~` and $VARS are expanded
-    format: Literal["jsonl", "csv", "tsv", "auto"] = "auto"  # auto: from the file extension
-    url: str | None = None  # download URL used when `path` is absent (cached; see fetch_file)
-    sha256: str | None = None  # expected sha256 of the downloaded file (checked once)
+    type: Literal["files"] = Field(description="source kind: local jsonl/csv/tsv files")
+    path: str = Field(
+        description="file path, relative to the task file; `~` and $VARS are expanded"
+    )
+    format: Literal["jsonl", "csv", "tsv", "auto"] = Field(
+        "auto", description="auto: from the file extension"
+    )
+    url: str | None = Field(
+        None, description="download URL used when `path` is absent (cached; see fetch_file)"
+    )
+    sha256: str | None = Field(
+        None, description="expected sha256 of the downloaded file (checked once)"
+    )
 
 
 class DatasetSource(_Spec):
     """Items from a Hugging Face `datasets` dataset, pinned to a revision."""
 
-    type: Literal["dataset"]  # discriminator
-    path: str  # hub dataset id or local dataset directory
-    config: str | None = None  # dataset configuration name
-    split: str = "test"  # split to evaluate
-    revision: str | None = None  # hub commit / tag to pin (recommended)
-    local_path: str | None = None  # local mirror used instead of `path` when it exists
+    type: Literal["dataset"] = Field(description="source kind: a Hugging Face dataset")
+    path: str = Field(description="hub dataset id or local dataset directory")
+    config: str | None = Field(None, description="dataset configuration name")
+    split: str = Field("test", description="split to evaluate")
+    revision: str | None = Field(None, description="hub commit / tag to pin (recommended)")
+    local_path: str | None = Field(
+        None, description="local mirror used instead of `path` when it exists"
+    )
 
 
 SourceSpec = Annotated[GeneratorSource | FilesSource | DatasetSource, Field(discriminator="type")]
@@ -54,19 +72,34 @@ SourceSpec = Annotated[GeneratorSource | FilesSource | DatasetSource, Field(disc
 class FieldsSpec(_Spec):
     """Which record fields carry the target, the difficulty and the item id."""
 
-    target: str = "target"  # field with the reference answer (MC: index or text of the gold choice)
-    difficulty: str = "difficulty"  # numeric field used for bucketing
-    id: str | None = None  # field with a stable item id; default: position in the source
-    meta: list[str] = []  # record fields copied into each sample's `meta` (links, analyses)
-    difficulty_pattern: str | None = None  # regex giving the number in e.g. "Level 3" (group 1)
+    target: str = Field(
+        "target",
+        description="field with the reference answer (MC: index or text of the gold choice)"
+    )
+    difficulty: str = Field("difficulty", description="numeric field used for bucketing")
+    id: str | None = Field(
+        None, description="field with a stable item id; default: position in the source"
+    )
+    meta: list[str] = Field(
+        [], description="record fields copied into each sample's `meta` (links, analyses)"
+    )
+    difficulty_pattern: str | None = Field(
+        None, description="regex giving the number in e.g. \"Level 3\" (group 1)"
+    )
 
 
 class BucketsSpec(_Spec):
     """Ordered buckets over the difficulty value: one per value, or half-open ranges."""
 
-    values: list[float] | None = None  # one bucket per listed value, in this order
-    edges: list[float] | None = None  # ascending; bucket i holds edges[i] <= d < edges[i+1]
-    quantiles: int | None = Field(None, ge=2)  # N equal-count buckets q1..qN cut from the data
+    values: list[float] | None = Field(
+        None, description="one bucket per listed value, in this order"
+    )
+    edges: list[float] | None = Field(
+        None, description="ascending; bucket i holds edges[i] <= d < edges[i+1]"
+    )
+    quantiles: int | None = Field(
+        None, ge=2, description="N equal-count buckets q1..qN cut from the data"
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> BucketsSpec:
@@ -88,8 +121,12 @@ class BucketsSpec(_Spec):
 class RolesSpec(_Spec):
     """Which buckets are in-distribution (ID); every other bucket is out-of-distribution (OOD)."""
 
-    id_max: float | None = None  # buckets whose difficulty values are all <= id_max are ID
-    id: list[str | float] | None = None  # explicit ID bucket labels (alternative to id_max)
+    id_max: float | None = Field(
+        None, description="buckets whose difficulty values are all <= id_max are ID"
+    )
+    id: list[str | float] | None = Field(
+        None, description="explicit ID bucket labels (alternative to id_max)"
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> RolesSpec:
@@ -101,63 +138,99 @@ class RolesSpec(_Spec):
 class TemplateSpec(_Spec):
     """One named prompt variant (sandboxed Jinja2 over the item's fields)."""
 
-    id: str  # short name, unique within the task
-    prompt: str  # Jinja2 template rendering the question
-    target: str | None = None  # Jinja2 template rendering an exemplar's answer; default: the target
-    seen: bool = True  # multi-prompt: a "seen" (e.g. official) template, or an unseen paraphrase
+    id: str = Field(description="short name, unique within the task")
+    prompt: str = Field(description="Jinja2 template rendering the question")
+    target: str | None = Field(
+        None, description="Jinja2 template rendering an exemplar's answer; default: the target"
+    )
+    seen: bool = Field(
+        True,
+        description="multi-prompt: a \"seen\" (e.g. official) template, or an unseen paraphrase"
+    )
 
 
 class TemplatesFromSpec(_Spec):
     """Templates read from a paraphrase table (see ``harness.tasks.template_sets``)."""
 
-    path: str  # paraphrase CSV (Mizrahi et al. format); `~`/$VARS expanded; relative: task folder
-    url: str | None = None  # where users get the file (informational)
-    ids: list[int] | None = None  # paraphrase indices to use; default: every eligible one
-    limit: int | None = Field(None, ge=1)  # at most this many eligible paraphrases (seeded draw)
-    sample_seed: int = 0  # seed of the `limit` draw
-    methods: list[str] | None = None  # keep only these generation methods (e.g. rephrase)
-    correct_only: bool = True  # drop paraphrases manually judged incorrect
-    defaults: Literal["seen", "unseen", "skip"] = "skip"  # rows marked as default prompts
-    mode: Literal["append", "replace"] = "append"  # add to `templates`, or replace them
-    id_prefix: str = "p"  # template id = prefix + paraphrase index
+    path: str = Field(
+        description="paraphrase CSV (Mizrahi et al. format); `~`/$VARS expanded; "
+                    "relative: from the task folder"
+    )
+    url: str | None = Field(None, description="where users get the file (informational)")
+    ids: list[int] | None = Field(
+        None, description="paraphrase indices to use; default: every eligible one"
+    )
+    limit: int | None = Field(
+        None, ge=1, description="at most this many eligible paraphrases (seeded draw)"
+    )
+    sample_seed: int = Field(0, description="seed of the `limit` draw")
+    methods: list[str] | None = Field(
+        None, description="keep only these generation methods (e.g. rephrase)"
+    )
+    correct_only: bool = Field(True, description="drop paraphrases manually judged incorrect")
+    defaults: Literal["seen", "unseen", "skip"] = Field(
+        "skip", description="rows marked as default prompts"
+    )
+    mode: Literal["append", "replace"] = Field(
+        "append", description="add to `templates`, or replace them"
+    )
+    id_prefix: str = Field("p", description="template id = prefix + paraphrase index")
 
 
 class FewShotCondition(_Spec):
     """One exemplar condition of a protocol such as Supervision Gap Recovered (easy/hard/none)."""
 
-    id: str  # condition name recorded in every sample, e.g. "easy"
-    k: int | None = Field(None, ge=0)  # exemplars per prompt; default: fewshot.k
-    pool: list[str | float] | None = None  # bucket labels exemplars come from; default: ID buckets
-    evaluate: list[str | float] | None = None  # bucket labels evaluated; default: every bucket
+    id: str = Field(description="condition name recorded in every sample, e.g. \"easy\"")
+    k: int | None = Field(None, ge=0, description="exemplars per prompt; default: fewshot.k")
+    pool: list[str | float] | None = Field(
+        None, description="bucket labels exemplars come from; default: ID buckets"
+    )
+    evaluate: list[str | float] | None = Field(
+        None, description="bucket labels evaluated; default: every bucket"
+    )
 
 
 class FewShotSpec(_Spec):
     """Few-shot exemplars: from ID buckets only, unless a condition names its pool explicitly."""
 
-    k: int = Field(0, ge=0)  # exemplars per prompt
-    shared: bool = False  # one exemplar set for every item (a cacheable prefix), not one per item
-    pool_size: int = Field(200, ge=1)  # generator sources: size of the separate exemplar pool
-    separator: str = "\n\n"  # text between exemplars and before the question
-    target_delimiter: str = " "  # text between an exemplar's prompt and its answer
-    source: SourceSpec | None = None  # exemplar pool source (e.g. a train split); default: task's
-    conditions: list[FewShotCondition] = []  # run every condition (one command); default: one
+    k: int = Field(0, ge=0, description="exemplars per prompt")
+    shared: bool = Field(
+        False, description="one exemplar set for every item (a cacheable prefix), not one per item"
+    )
+    pool_size: int = Field(
+        200, ge=1, description="generator sources: size of the separate exemplar pool"
+    )
+    separator: str = Field("\n\n", description="text between exemplars and before the question")
+    target_delimiter: str = Field(
+        " ", description="text between an exemplar's prompt and its answer"
+    )
+    source: SourceSpec | None = Field(
+        None, description="exemplar pool source (e.g. a train split); default: task's"
+    )
+    conditions: list[FewShotCondition] = Field(
+        [], description="run every condition (one command); default: one"
+    )
 
 
 class GenerateOutput(_Spec):
     """Free-form generation."""
 
-    type: Literal["generate"]  # discriminator
-    max_tokens: int = Field(32, ge=1)  # most new tokens per answer
-    stop: list[str] = ["\n"]  # generation is cut before the first of these
+    type: Literal["generate"] = Field(description="output kind: free-form generation")
+    max_tokens: int = Field(32, ge=1, description="most new tokens per answer")
+    stop: list[str] = Field(["\n"], description="generation is cut before the first of these")
 
 
 class MultipleChoiceOutput(_Spec):
     """Pick the choice with the highest log-likelihood."""
 
-    type: Literal["multiple_choice"]  # discriminator
-    choices: list[str] | None = None  # fixed choices for every item
-    choices_field: str | None = None  # or: record field holding the item's list of choices
-    choice_prefix: str = " "  # text put before each choice when scoring it
+    type: Literal["multiple_choice"] = Field(
+        description="output kind: the choice with the highest log-likelihood"
+    )
+    choices: list[str] | None = Field(None, description="fixed choices for every item")
+    choices_field: str | None = Field(
+        None, description="or: record field holding the item's list of choices"
+    )
+    choice_prefix: str = Field(" ", description="text put before each choice when scoring it")
 
     @model_validator(mode="after")
     def _one_kind(self) -> MultipleChoiceOutput:
@@ -172,63 +245,92 @@ OutputSpec = Annotated[GenerateOutput | MultipleChoiceOutput, Field(discriminato
 class ExtractSpec(_Spec):
     """How the answer is taken from raw generated text."""
 
-    kind: Literal["strip", "first_line", "regex", "last_number", "boxed"] = "strip"  # rule
-    pattern: str | None = None  # regex for kind=regex (first group, else whole match)
+    kind: Literal["strip", "first_line", "regex", "last_number", "boxed"] = Field(
+        "strip",
+        description="strip: whitespace; first_line; regex: `pattern`; last_number; boxed: \\boxed{}"
+    )
+    pattern: str | None = Field(
+        None, description="regex for kind=regex (first group, else whole match)"
+    )
 
 
 class ScoringSpec(_Spec):
     """Answer extraction and the per-sample metric."""
 
-    extract: ExtractSpec = ExtractSpec()  # how to get the answer from the output
-    # registered metric: exact_match, normalized_match, numeric_match, …
-    metric: str = "exact_match"
+    extract: ExtractSpec = Field(ExtractSpec(), description="how to get the answer from the output")
+    metric: str = Field(
+        "exact_match",
+        description="registered metric (exact_match, numeric_match, …; see `harness metrics list`)",
+    )
 
 
 class GapsSpec(_Spec):
     """Which generalization gaps to report, and their parameters."""
 
-    report: list[GapName] = ["id_ood", "retention", "horizon"]  # gap metrics to compute
-    horizon_threshold: float = Field(0.5, gt=0, le=1)  # horizon: fraction of ID accuracy to keep
-    bootstrap: int = Field(1000, ge=100)  # bootstrap resamples for gap CIs
+    report: list[GapName] = Field(
+        ["id_ood", "retention", "horizon"], description="gap metrics to compute"
+    )
+    horizon_threshold: float = Field(
+        0.5, gt=0, le=1, description="horizon: fraction of ID accuracy to keep"
+    )
+    bootstrap: int = Field(1000, ge=100, description="bootstrap resamples for gap CIs")
 
 
 class AnalysisSpec(_Spec):
     """A registered task-level analysis (compositionality gap, SGR, CPS, …) and its parameters."""
 
-    name: str  # analysis registry name
-    params: dict[str, Any] = {}  # keyword parameters of the analysis
+    name: str = Field(description="registered analysis (see `harness analyses list`)")
+    params: dict[str, Any] = Field({}, description="keyword parameters of the analysis")
 
 
 class CardSpec(_Spec):
     """Generalization card: what shifts between ID and OOD, and where."""
 
-    axis: Literal["length", "compositional", "difficulty", "instruction", "other"]  # which axis
-    shift: str  # what changes between ID and OOD, in words
-    locus: list[Literal["input", "output", "instruction", "exemplars"]] = []  # where the shift is
+    axis: Literal["length", "compositional", "difficulty", "instruction", "other"] = Field(
+        description="which generalization axis the task probes"
+    )
+    shift: str = Field(description="what changes between ID and OOD, in words")
+    locus: list[Literal["input", "output", "instruction", "exemplars"]] = Field(
+        [], description="where the shift is"
+    )
 
 
 class TaskSpec(_Spec):
     """A complete, resolved task (after `include:` merging)."""
 
-    name: str  # task name; addressed as "<suite>/<name>" (suite = the folder's suite)
-    suites: list[str] = []  # suites this task belongs to
-    description: str  # what the task measures, in one or two sentences
-    citations: list[str] = []  # papers the task follows
-    card: CardSpec | None = None  # generalization card
-    source: SourceSpec  # where items come from
-    fields: FieldsSpec = FieldsSpec()  # which record fields mean what
-    difficulty_name: str = "difficulty"  # human name of the difficulty variable, e.g. "digits"
-    buckets: BucketsSpec  # ordered buckets over difficulty
-    roles: RolesSpec  # ID vs OOD buckets
-    templates: list[TemplateSpec] = Field(min_length=1)  # prompt variants (first is the default)
-    default_templates: Literal["first", "all"] = "first"  # which run without --templates
-    fewshot: FewShotSpec = FewShotSpec()  # exemplars
-    output: OutputSpec  # generation or multiple choice
-    scoring: ScoringSpec = ScoringSpec()  # extraction and metric
-    gaps: GapsSpec = GapsSpec()  # gap metrics
-    analyses: list[AnalysisSpec] = []  # further task-level analyses (see harness.analyses)
-    strategies: dict[str, dict[str, Any]] = {}  # per-strategy prompt params (harness.strategies)
-    templates_from: TemplatesFromSpec | None = None  # more templates from a paraphrase file
+    name: str = Field(
+        description="task name; addressed as \"<suite>/<name>\" (suite = the folder's suite)"
+    )
+    suites: list[str] = Field([], description="suites this task belongs to")
+    description: str = Field(description="what the task measures, in one or two sentences")
+    citations: list[str] = Field([], description="papers the task follows")
+    card: CardSpec | None = Field(None, description="generalization card")
+    source: SourceSpec = Field(description="where items come from")
+    fields: FieldsSpec = Field(FieldsSpec(), description="which record fields mean what")
+    difficulty_name: str = Field(
+        "difficulty", description="human name of the difficulty variable, e.g. \"digits\""
+    )
+    buckets: BucketsSpec = Field(description="ordered buckets over difficulty")
+    roles: RolesSpec = Field(description="ID vs OOD buckets")
+    templates: list[TemplateSpec] = Field(
+        min_length=1, description="prompt variants (first is the default)"
+    )
+    default_templates: Literal["first", "all"] = Field(
+        "first", description="which run without --templates"
+    )
+    fewshot: FewShotSpec = Field(FewShotSpec(), description="exemplars")
+    output: OutputSpec = Field(description="generation or multiple choice")
+    scoring: ScoringSpec = Field(ScoringSpec(), description="extraction and metric")
+    gaps: GapsSpec = Field(GapsSpec(), description="gap metrics")
+    analyses: list[AnalysisSpec] = Field(
+        [], description="further task-level analyses (see harness.analyses)"
+    )
+    strategies: dict[str, dict[str, Any]] = Field(
+        {}, description="per-strategy prompt params (harness.strategies)"
+    )
+    templates_from: TemplatesFromSpec | None = Field(
+        None, description="more templates from a paraphrase file"
+    )
 
     @model_validator(mode="after")
     def _unique_templates(self) -> TaskSpec:
