@@ -25,6 +25,10 @@ class ModelLoadError(HarnessError):
     """A model could not be found or loaded (message names what was tried)."""
 
 
+class Interrupted(HarnessError):
+    """Ctrl-C during a run (message: how far it got and that a rerun resumes; exit 130)."""
+
+
 def did_you_mean(name: str, candidates: Iterable[str], n: int = 3) -> str:
     """Return ``" (did you mean: a, b?)"`` for close matches of *name*, or ``""``."""
     close = difflib.get_close_matches(name, sorted(set(candidates)), n=n, cutoff=0.6)

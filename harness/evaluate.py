@@ -1,23 +1,41 @@
-"""The whole run: resolve tasks → load the model → run each task → write results.json."""
+"""The whole run: resolve tasks → claim the output folder → load the model → run each task →
+write results.json.
+
+The output folder belongs to one run at a time (``harness.rundir``): it is claimed, and checked
+writable, before the model loads. A task that raises is recorded as failed and the others go
+on (``harness.isolation``). results.json is written atomically, only once every task is done;
+an interrupted run (``Interrupted``) leaves its finished samples and no results.json, and its
+rerun resumes from the response cache.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from harness.config import RunConfig
+from harness.errors import Interrupted
+from harness.isolation import GuardedLM, ModelFault, failure, failure_line, used_plugins
 from harness.models.base import LM
 from harness.progress import ProgressLM, Reporter
 from harness.results import (
     SCHEMA_VERSION,
     CacheReport,
     Results,
+    TaskFailure,
+    TaskResult,
     environment,
     harness_info,
+    samples_path,
     write_results,
 )
+from harness.rundir import OutputError, abandon, claim, finish
 from harness.runner import run_task
+from harness.tasks.refs import TaskRef
 from harness.tasks.registry import TaskIndex
+from harness.tasks.spec import TaskSpec
 
 
 def load(cfg: RunConfig) -> LM:
@@ -31,16 +49,89 @@ def load(cfg: RunConfig) -> LM:
     return load_model(cfg.model, cfg.model_args, cfg.batch_size)
 
 
+@dataclass
+class _Progress:
+    """How far a run got (for the interruption message)."""
+
+    total: int  # tasks in the run
+    finished: list[TaskResult] = field(default_factory=list)  # tasks done, in run order
+    failed: list[TaskFailure] = field(default_factory=list)  # tasks that raised
+    current: TaskRef | None = None  # the task being run
+
+    def interrupted(self, cfg: RunConfig) -> Interrupted:
+        done = len(self.finished) + len(self.failed)
+        where = ""
+        if self.current is not None:
+            path = samples_path(cfg.output_dir, self.current.address)
+            n = 0
+            with contextlib.suppress(OSError), path.open("rb") as f:
+                n = sum(1 for _ in f)
+            where = f" ({self.current.address}: {n} samples written)"
+        return Interrupted(f"interrupted: {done} of {self.total} tasks done{where}; rerun the "
+                           "same command to resume (finished model responses are cached)")
+
+
+def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
+               progress: _Progress, timings: dict[str, float],
+               on_progress: Callable[[str], None] | None,
+               on_failure: Callable[[str], None] | None) -> None:
+    guarded = GuardedLM(model)
+    for ref, spec in specs:
+        progress.current = ref
+        if isinstance(model, ProgressLM):
+            model.label = ref.address
+        try:
+            outcome = run_task(ref, spec, guarded, cfg, on_progress)
+        except ModelFault as e:  # the model's failure is the run's: nothing to blame a task for
+            raise e.__cause__ or e from None
+        except OutputError:  # the folder's failure is the run's too
+            raise
+        except Exception as e:  # anything a task's generator, source or metric raises
+            progress.failed.append(failure(ref, e))
+        else:
+            progress.finished.append(outcome.result)
+            for k, v in outcome.timings.items():
+                timings[f"{ref.address}.{k}"] = v
+            continue
+        with contextlib.suppress(OSError):  # a failed task leaves no partial samples behind
+            samples_path(cfg.output_dir, ref.address).unlink()
+        if on_failure:
+            on_failure(failure_line(progress.failed[-1]))
+    progress.current = None
+
+
 def evaluate(cfg: RunConfig, model: LM | None = None,
              on_progress: Callable[[str], None] | None = None,
-             index: TaskIndex | None = None, reporter: Reporter | None = None) -> Results:
+             index: TaskIndex | None = None, reporter: Reporter | None = None, *,
+             overwrite: bool = False, on_failure: Callable[[str], None] | None = None) -> Results:
     """Run ``cfg`` end to end; ``model`` overrides loading ``cfg.model`` (tests, plugins);
     ``index`` overrides the task index built from ``cfg.include_paths`` and installed plugins;
-    ``reporter`` receives live progress of model calls."""
+    ``reporter`` receives live progress of model calls; ``overwrite`` lets the run replace
+    another run's results in ``cfg.output_dir``; ``on_failure`` gets the one-line report of
+    each task that fails (``Results.failed`` lists them)."""
     t_start = time.perf_counter()
     index = index if index is not None else TaskIndex.build(cfg.include_paths)
     refs = index.resolve(cfg.tasks)
     specs = [(ref, index.spec(ref)) for ref in refs]  # validate every task before loading a model
+    files = {samples_path(cfg.output_dir, r.address).relative_to(cfg.output_dir).as_posix()
+             for r in refs}
+    lock = claim(cfg, files, overwrite)  # before the model loads: a bad folder costs nothing
+    progress = _Progress(total=len(specs))
+    try:
+        return _evaluate(cfg, model, specs, progress, t_start, on_progress, reporter, on_failure)
+    except KeyboardInterrupt:
+        abandon(cfg.output_dir)
+        raise progress.interrupted(cfg) from None
+    except BaseException:
+        abandon(cfg.output_dir)
+        raise
+    finally:
+        lock.release()
+
+
+def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskSpec]],
+              progress: _Progress, t_start: float, on_progress: Callable[[str], None] | None,
+              reporter: Reporter | None, on_failure: Callable[[str], None] | None) -> Results:
     t_load = time.perf_counter()
     owned = model is None
     base = load(cfg) if model is None else model
@@ -48,21 +139,14 @@ def evaluate(cfg: RunConfig, model: LM | None = None,
                                  "model_load_s": time.perf_counter() - t_load}
     identity = base.identity
     cached = None
-    if cfg.use_cache and owned:  # a model object passed in is the caller's to cache (or not)
-        from harness.models.cache import CachedLM, ResponseCache, default_cache_dir
-
-        cached = CachedLM(base, ResponseCache(cfg.cache_dir or default_cache_dir()))
-    front: LM = cached or base
-    progress = ProgressLM(front, reporter) if reporter else None
-    results = []
     try:
-        for ref, spec in specs:
-            if progress:
-                progress.label = ref.address
-            outcome = run_task(ref, spec, progress or front, cfg, on_progress)
-            results.append(outcome.result)
-            for k, v in outcome.timings.items():
-                timings[f"{ref.address}.{k}"] = v
+        if cfg.use_cache and owned:  # a model object passed in is the caller's to cache (or not)
+            from harness.models.cache import CachedLM, ResponseCache, default_cache_dir
+
+            cached = CachedLM(base, ResponseCache(cfg.cache_dir or default_cache_dir()))
+        front: LM = cached or base
+        front = ProgressLM(front, reporter) if reporter else front
+        _run_tasks(specs, front, cfg, progress, timings, on_progress, on_failure)
     finally:
         if cached:
             cached.cache.close()
@@ -71,10 +155,11 @@ def evaluate(cfg: RunConfig, model: LM | None = None,
     timings["total_s"] = time.perf_counter() - t_start
     res = Results(
         schema_version=SCHEMA_VERSION, harness=harness_info(), run=cfg, model=identity,
-        environment=environment(), tasks=results,
-        timings={k: round(v, 4) for k, v in timings.items()},
+        environment=environment(used_plugins(cfg, specs)), tasks=progress.finished,
+        failed=progress.failed, timings={k: round(v, 4) for k, v in timings.items()},
         cache=CacheReport(path=str(cached.cache.path), hits=cached.stats.hits,
                           misses=cached.stats.misses) if cached else None,
     )
     write_results(res, cfg.output_dir)
+    finish(cfg.output_dir)
     return res

@@ -7,21 +7,24 @@ import json
 import platform
 import subprocess
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import IO, Any, overload
+from typing import IO, Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict
 
 from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
+from harness.errors import HarnessError
 from harness.models.base import ModelIdentity
+from harness.rundir import OutputError, open_new, os_reason, write_atomic
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
 from harness.tasks.spec import TaskSpec
 
 SCHEMA_VERSION = 1
+T = TypeVar("T")
 _LIBRARIES = ("genharness", "pydantic", "jinja2", "numpy", "torch", "transformers", "tokenizers",
               "gguf", "accelerate", "datasets", "vllm")
 
@@ -58,8 +61,18 @@ class TaskResult(_Model):
     n_items: int  # evaluated items (before templates)
     dropped_records: int  # source records outside every bucket
     samples_file: str  # per-sample file, relative to the output directory
+    samples_sha256: str | None = None  # sha256 of the samples file's bytes (None: not recorded)
     templates: list[TemplateReport]  # per (template, condition): bucket table, roles and gaps
     analyses: list[AnalysisResult] = []  # task-level analyses the task asked for
+
+
+class TaskFailure(_Model):
+    """A task that raised instead of finishing; the run's other tasks are unaffected."""
+
+    task: str  # task address, e.g. "mybench/digits"
+    origin: str  # where the task came from, as in ``TaskResult.origin``
+    plugin: str | None = None  # "plugin:<dist>==<version>" whose code raised; None: no plugin's
+    error: str  # the exception on one line: "Type: message" (a harness error: its message)
 
 
 class CacheReport(_Model):
@@ -78,7 +91,8 @@ class Results(_Model):
     run: RunConfig  # the run's options
     model: ModelIdentity  # model identity
     environment: Environment  # Python, platform, library versions
-    tasks: list[TaskResult]  # one entry per task, in run order
+    tasks: list[TaskResult]  # one entry per finished task, in run order
+    failed: list[TaskFailure] = []  # tasks that raised (no entry in ``tasks``), in run order
     timings: dict[str, float]  # seconds per phase (changes between reruns, like ``cache``)
     cache: CacheReport | None = None  # response-cache use; None when run with --no-cache
 
@@ -108,8 +122,9 @@ def harness_info() -> HarnessInfo:
     return HarnessInfo(version=__version__, git_commit=commit or None, git_dirty=dirty)
 
 
-def environment() -> Environment:
-    """Python, platform and library versions."""
+def environment(plugins: dict[str, str] | None = None) -> Environment:
+    """Python, platform and library versions; ``plugins``: the plugin distributions the run
+    used (default: every plugin imported so far)."""
     libs: dict[str, str | None] = {}
     for name in _LIBRARIES:
         try:
@@ -120,7 +135,7 @@ def environment() -> Environment:
 
     return Environment(python=platform.python_version(),
                        platform=f"{platform.system()}-{platform.machine()}", libraries=libs,
-                       plugins=loaded_distributions())
+                       plugins=loaded_distributions() if plugins is None else plugins)
 
 
 def samples_path(output_dir: Path, task: str) -> Path:
@@ -129,25 +144,63 @@ def samples_path(output_dir: Path, task: str) -> Path:
 
 
 class SampleWriter:
-    """Appends sample records to a JSONL file as they are scored (flushed per record)."""
+    """Writes sample records to a new JSONL file as they are scored (flushed per record), and
+    the sha256 of its bytes. The file is created afresh without following symbolic links
+    (see ``harness.rundir.open_new``; ``root``: the output folder, default the file's own);
+    failing writes raise ``OutputError`` naming the file."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, root: Path | None = None) -> None:
         self.path = path
-        self._f: IO[str] = path.open("w", encoding="utf-8")
+        self._hash = hashlib.sha256()
+        if root is None:
+            self._guard(lambda: path.parent.mkdir(parents=True, exist_ok=True))
+        self._f: IO[bytes] = self._guard(lambda: open_new(path, root or path.parent))
+
+    def _guard(self, op: Callable[[], T]) -> T:
+        try:
+            return op()
+        except OSError as e:
+            raise OutputError(f"{self.path}: cannot write: {os_reason(e)}") from None
 
     def write(self, rec: SampleRecord) -> None:
         """Write one record as one line."""
-        self._f.write(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False) + "\n")
-        self._f.flush()
+        line = (json.dumps(rec.model_dump(mode="json"), ensure_ascii=False) + "\n").encode()
+        self._hash.update(line)
+        self._guard(lambda: self._f.write(line))
+        self._guard(self._f.flush)
 
     def close(self) -> None:
         """Close the file."""
-        self._f.close()
+        if not self._f.closed:
+            self._guard(self._f.close)
+
+    @property
+    def sha256(self) -> str:
+        """sha256 of every byte written so far."""
+        return self._hash.hexdigest()
 
 
-def read_samples(path: Path) -> list[SampleRecord]:
-    """Load a samples file back into records."""
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_sha256(path: Path, expected: str | None) -> None:
+    """Raise ``HarnessError`` when ``path``'s bytes do not have the sha256 results.json records
+    (``expected`` None: nothing recorded, nothing to check)."""
+    if expected is not None and (got := file_sha256(path)) != expected:
+        raise HarnessError(f"{path}: sha256 {got[:12]}… differs from samples_sha256 "
+                           f"{expected[:12]}… in results.json: the samples file was changed "
+                           "after the run")
+
+
+def read_samples(path: Path, sha256: str | None = None) -> list[SampleRecord]:
+    """Load a samples file back into records (checked against ``sha256`` when given)."""
+    check_sha256(path, sha256)
     with path.open(encoding="utf-8") as f:
         return [SampleRecord.model_validate_json(line) for line in f if line.strip()]
 
@@ -163,10 +216,27 @@ class SamplesFile(Sequence[SampleRecord]):
     first use, 8 bytes per record). ``slim``: records without prompts, targets, outputs, choices
     and calls (fields set as in ``SLIM``), what analyses get."""
 
-    def __init__(self, path: Path, *, slim: bool = False) -> None:
+    def __init__(self, path: Path, *, slim: bool = False, sha256: str | None = None) -> None:
         self.path = path
         self.slim = slim
+        self.sha256 = sha256  # expected sha256 of the file, checked before the first read
         self._offsets: array[int] | None = None
+        self._checked = sha256 is None
+
+    @classmethod
+    def of(cls, output_dir: Path, task: TaskResult) -> SamplesFile:
+        """A task's samples file in its run folder, checked against results.json's
+        ``samples_sha256``; a ``samples_file`` outside the folder is refused."""
+        path = output_dir / task.samples_file
+        if not path.resolve().is_relative_to(output_dir.resolve()):
+            raise HarnessError(f"{output_dir / 'results.json'}: task {task.task}: samples_file "
+                               f"{task.samples_file!r} is outside the run folder")
+        return cls(path, sha256=task.samples_sha256)
+
+    def _check(self) -> None:
+        if not self._checked:
+            check_sha256(self.path, self.sha256)
+            self._checked = True
 
     def _parse(self, line: bytes) -> SampleRecord:
         if not self.slim:
@@ -175,6 +245,7 @@ class SamplesFile(Sequence[SampleRecord]):
 
     def _index(self) -> array[int]:
         if self._offsets is None:
+            self._check()
             offsets, at = array("q"), 0
             with self.path.open("rb") as f:
                 for line in f:
@@ -202,6 +273,7 @@ class SamplesFile(Sequence[SampleRecord]):
             return self._parse(f.readline())
 
     def __iter__(self) -> Iterator[SampleRecord]:
+        self._check()
         with self.path.open("rb") as f:
             for line in f:
                 if line.strip():
@@ -209,11 +281,13 @@ class SamplesFile(Sequence[SampleRecord]):
 
 
 def write_results(results: Results, output_dir: Path) -> Path:
-    """Write results.json atomically (temp file, then rename)."""
-    output_dir.mkdir(parents=True, exist_ok=True)
+    """Write results.json atomically (a fresh temporary file renamed over it: a link is
+    replaced, never followed); failures raise ``OutputError`` naming the file."""
     path = output_dir / "results.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n",
-                   encoding="utf-8")
-    tmp.replace(path)
+    text = json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write: {os_reason(e)}") from None
     return path

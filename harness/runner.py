@@ -131,7 +131,7 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
         on_progress(f"{ref.address}: {n_tpl * sum(per_cond)} prompts")
     t_model = 0.0
     path = samples_path(cfg.output_dir, ref.address)
-    writer = SampleWriter(path)
+    writer = SampleWriter(path, cfg.output_dir)
     ranks = inst.id_ranks()  # item position → order by id within its bucket
     scores = ScoreColumns(ref.address, inst.buckets)  # what the reports need of each sample
     try:
@@ -159,7 +159,8 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
         task=ref.address, origin=ref.origin, spec=spec.model_dump(mode="json"),
         spec_sha256=spec_hash(spec), difficulty_name=spec.difficulty_name,
         n_items=len(inst.items), dropped_records=inst.dropped,
-        samples_file=Path(path).relative_to(cfg.output_dir).as_posix(), templates=reports,
+        samples_file=Path(path).relative_to(cfg.output_dir).as_posix(),
+        samples_sha256=writer.sha256, templates=reports,
         analyses=analyses,
     )
     t3 = time.perf_counter()

@@ -200,6 +200,10 @@ def _check_one(index: TaskIndex, ref: TaskRef, model: LM | None, limit: int, see
                     include_paths=include)
     lm = model if model is not None else oracle_model(spec, ref, cfg)
     res = evaluate(cfg, model=lm, index=index)
+    if res.failed:
+        from harness.isolation import failure_line
+
+        raise AssertionError(failure_line(res.failed[0]))
     if not (out / "results.json").is_file():
         raise AssertionError(f"{ref.address}: results.json was not written")
     (task,) = res.tasks

@@ -84,6 +84,10 @@ def eval_command(
     data_parallel: Annotated[
         int, typer.Option(min=1, help="Model replicas in separate processes (e.g. one per GPU).")
     ] = 1,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace another run's results in --output-dir (a rerun of the "
+                                "same options resumes without it).")
+    ] = False,
 ) -> None:
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
     import os
@@ -111,14 +115,18 @@ def eval_command(
         strategy=strategy, use_cache=cache, cache_dir=cache_dir, data_parallel=data_parallel,
         chunk_size=chunk_size,
     )
-    if output_dir.exists() and not output_dir.is_dir():
-        raise HarnessError(f"--output-dir: {output_dir} exists and is not a folder")
     from harness.progress import RichReporter
 
     results = evaluate(cfg, on_progress=lambda msg: typer.echo(msg, err=True),
-                       reporter=RichReporter())
+                       reporter=RichReporter(), overwrite=overwrite,
+                       on_failure=lambda line: typer.echo(f"error: {line}", err=True))
     print_results(results)
     if results.cache:
         typer.echo(f"response cache: {results.cache.hits} answered from {results.cache.path}, "
                    f"{results.cache.misses} sent to the model", err=True)
     typer.echo(f"wrote {output_dir / 'results.json'} and {output_dir / 'samples'}/")
+    if results.failed:
+        n = len(results.failed) + len(results.tasks)
+        typer.echo(f"error: {len(results.failed)} of {n} tasks failed (listed under 'failed' in "
+                   "results.json); the others are complete", err=True)
+        raise typer.Exit(1)

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from harness.cli import cache_cmd, compare_cmd, eval_cmd, leaderboard_cmd, plugins_cmd, tasks_cmd
-from harness.errors import HarnessError
+from harness.errors import HarnessError, Interrupted
 from harness.process import end_process
 
 # typer may vendor its own click: find its ClickException through a class we know it exports
@@ -46,12 +46,18 @@ def _run() -> int:
     except typer.Abort:
         print("aborted", file=sys.stderr)
         return 1
-    except HarnessError as e:
-        print(f"error: {e}", file=sys.stderr)
+    except Interrupted as e:  # Ctrl-C in a run: how far it got, and that a rerun resumes
+        print(e, file=sys.stderr)
+        return 130
+    except HarnessError as e:  # several problems (e.g. of one task file): one line each
+        for line in str(e).splitlines() or [""]:
+            print(f"error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    if rv == 130:  # typer turns Ctrl-C into Exit(130) before we see it
+        print("interrupted", file=sys.stderr)
     return rv if isinstance(rv, int) else 0
 
 

@@ -98,5 +98,8 @@ def test_unknown_strategy_and_bad_params(tmp_path: Path) -> None:
         "fields: {difficulty: digits}\nbuckets: {values: [1, 2]}\nroles: {id_max: 1}\n"
         "templates: [{id: a, prompt: '{{ a }}+{{ b }}='}]\noutput: {type: generate}\n"
         "strategies: {cot: {trigger_typo: x}}\n")
-    with pytest.raises(HarnessError, match="strategies.cot: unknown key"):
-        run(tmp_path, "mine/t", "cot", FakeLM(lambda p: "1"), include_paths=[tmp_path / "tasks"])
+    cfg = RunConfig(model="fake:x", tasks=["mine/t"], limit_per_bucket=2, strategy="cot",
+                    output_dir=tmp_path / "cot", include_paths=[tmp_path / "tasks"])
+    res = evaluate(cfg, model=FakeLM(lambda p: "1"))  # the task fails alone, named in results
+    assert not res.tasks and [f.task for f in res.failed] == ["mine/t"]
+    assert "strategies.cot: unknown key" in res.failed[0].error
