@@ -60,14 +60,22 @@ def _parse_cached(path: Path, mtime_ns: int, size: int) -> dict[str, Any]:
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Deep-merge mappings: ``over`` wins; lists and scalars are replaced, not concatenated."""
+    """Deep-merge mappings: ``over`` wins; lists and scalars are replaced, not concatenated.
+    A block whose ``type`` differs from the base's (``output``, ``source``, ``fewshot.source``:
+    discriminated unions) replaces the base's block whole: its keys belong to another kind."""
     out = dict(base)
     for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+        old = out.get(k)
+        if isinstance(v, dict) and isinstance(old, dict) and not _other_kind(old, v):
+            out[k] = _merge(old, v)
         else:
             out[k] = v
     return out
+
+
+def _other_kind(base: dict[str, Any], over: dict[str, Any]) -> bool:
+    """True when both blocks name a ``type`` and the types differ."""
+    return "type" in base and "type" in over and base["type"] != over["type"]
 
 
 def resolve_includes(path: Path, _stack: tuple[Path, ...] = ()) -> dict[str, Any]:
@@ -113,41 +121,60 @@ def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
 def _allowed_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
     """Field names allowed at the parent of ``loc`` (for "did you mean")."""
     current: Any = model
+    annotation: Any = None
     for key in loc[:-1]:
         if isinstance(key, int):
             continue
         fields = getattr(current, "model_fields", None)
-        if fields is None:
+        if fields is not None and key in fields:
+            annotation = fields[key].annotation
+            current = _model_in(annotation)
+        elif annotation is not None:  # a discriminated-union tag (e.g. "multiple_choice")
+            current = _model_in(annotation, tag=str(key)) or current
+        else:
             return []
-        if key in fields:
-            current = _model_in(fields[key].annotation)
-        else:  # a discriminated-union tag (e.g. "generator") appears in the loc
-            continue
     fields = getattr(current, "model_fields", {})
     return list(fields)
 
 
-def _model_in(annotation: Any) -> Any:
-    """The pydantic model class inside an annotation like ``list[X]`` or ``X | None``."""
+def _model_in(annotation: Any, tag: str | None = None) -> Any:
+    """The pydantic model class inside an annotation like ``list[X]`` or ``X | None``; with
+    ``tag``, the union member whose ``type`` literal is ``tag``."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
+        if tag is None:
+            return annotation
+        field = annotation.model_fields.get("type")
+        return annotation if field is not None and tag in getattr(
+            field.annotation, "__args__", ()) else None
     for arg in getattr(annotation, "__args__", ()):
-        found = _model_in(arg)
+        found = _model_in(arg, tag)
         if found is not None:
             return found
     return None
 
 
+def _file_loc(err: Mapping[str, Any]) -> tuple[int | str, ...]:
+    """The error's key path as written in the file (union tags such as "generator" left out)."""
+    return tuple(x for x in err["loc"] if x not in ("generator", "files", "dataset",
+                                                   "generate", "multiple_choice"))
+
+
+def _suggestion(err: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    """For an unknown key: the closest allowed key (never the key itself) and every allowed key."""
+    allowed = _allowed_keys(TaskSpec, err["loc"])
+    key = str(err["loc"][-1])
+    close = difflib.get_close_matches(key, [a for a in allowed if a != key], n=1, cutoff=0.5)
+    return (close[0] if close else None), allowed
+
+
 def _format_error(path: Path | str, err: dict[str, Any], node: yaml.Node | None) -> str:
-    loc = tuple(x for x in err["loc"] if x not in ("generator", "files", "dataset",
-                                                  "generate", "multiple_choice"))
+    loc = _file_loc(err)
     dotted = ".".join(str(x) for x in loc) or "(top level)"
     line = _line_of(node, loc)
     where = f"{path}:{line}" if line else str(path)
     if err["type"] == "extra_forbidden":
-        allowed = _allowed_keys(TaskSpec, err["loc"])
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.5)
-        hint = f" (did you mean '{close[0]}'?)" if close else f" (allowed: {', '.join(allowed)})"
+        close, allowed = _suggestion(err)
+        hint = f" (did you mean '{close}'?)" if close else f" (allowed: {', '.join(allowed)})"
         return f"{where}: {dotted}: unknown key{hint}"
     msg = err["msg"]
     if msg.startswith("Value error, "):
@@ -155,11 +182,24 @@ def _format_error(path: Path | str, err: dict[str, Any], node: yaml.Node | None)
     return f"{where}: {dotted}: {msg}"
 
 
-def _first_error(where: Path | str, e: ValidationError, node: yaml.Node | None) -> str:
+# errors a partial task (a ``_`` base file) may have: keys (and block types) left to includers
+_PARTIAL_OK = frozenset({"missing", "union_tag_not_found"})
+
+
+def _all_errors(where: Path | str, e: ValidationError, node: yaml.Node | None,
+                partial: bool = False) -> str:
+    """Every problem, one line each (unknown keys first: a misspelt key explains the "missing"
+    error it causes); ``partial``: without the missing keys a base file may leave out."""
     errors = sorted(e.errors(), key=lambda x: x["type"] != "extra_forbidden")
-    first = errors[0]  # a misspelt key explains the "missing" error it causes
-    extra = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-    return _format_error(where, dict(first), node) + extra
+    meant: set[tuple[Any, ...]] = set()  # what misspelt keys meant: their "missing" is no news
+    for err in errors:
+        if err["type"] == "extra_forbidden":
+            close, _ = _suggestion(err)
+            meant.add((*_file_loc(err)[:-1], close))
+    lines = [_format_error(where, dict(err), node) for err in errors
+             if not (partial and err["type"] in _PARTIAL_OK)
+             and not (err["type"] == "missing" and _file_loc(err) in meant)]
+    return "\n".join(dict.fromkeys(lines))  # a problem reported twice is shown once
 
 
 def spec_from_data(data: Mapping[str, Any], where: str) -> TaskSpec:
@@ -168,7 +208,7 @@ def spec_from_data(data: Mapping[str, Any], where: str) -> TaskSpec:
     try:
         return TaskSpec.model_validate(dict(data))
     except ValidationError as e:
-        raise TaskSpecError(_first_error(where, e, None)) from None
+        raise TaskSpecError(_all_errors(where, e, None)) from None
 
 
 def load_spec(path: str | Path) -> TaskSpec:
@@ -181,10 +221,28 @@ def load_spec(path: str | Path) -> TaskSpec:
         spec = TaskSpec.model_validate(data)
     except ValidationError as e:
         _, node = read_yaml(p.resolve(), with_node=True)
-        raise TaskSpecError(_first_error(p, e, node)) from None
+        raise TaskSpecError(_all_errors(p, e, node)) from None
     from harness.tasks.checks import check_spec
     from harness.tasks.template_sets import expand_templates
 
     spec = expand_templates(spec, p)  # `templates_from:` rows, seen ids for multi_prompt
     check_spec(spec, p)
     return spec
+
+
+def validate_base(path: str | Path) -> int:
+    """Validate a ``_``-prefixed base file (with its own includes) as a partial task: every key
+    it gives must be known and well formed; keys it leaves out are not required. Returns the
+    number of keys it sets; raises ``TaskSpecError`` listing every problem."""
+    p = Path(path)
+    if not p.exists():
+        raise TaskSpecError(f"{p}: file not found")
+    data = resolve_includes(p)
+    try:
+        TaskSpec.model_validate(data)
+    except ValidationError as e:
+        _, node = read_yaml(p.resolve(), with_node=True)
+        message = _all_errors(p, e, node, partial=True)
+        if message:
+            raise TaskSpecError(message) from None
+    return len(data)
