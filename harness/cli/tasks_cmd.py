@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from harness.tasks.spec import TaskSpec
 
 app = typer.Typer(no_args_is_help=True, help="List, inspect, preview and validate tasks.")
 IncludeOpt = Annotated[list[Path] | None,  # noqa: UP007
@@ -63,11 +66,15 @@ def _span(labels: list[str]) -> str:
 
 
 @app.command("show")
-def show(task: str, include_path: IncludeOpt = None) -> None:
-    """Show a task's resolved spec and its buckets with roles."""
-    import yaml
+def show(
+    task: str,
+    yaml_only: Annotated[bool, typer.Option(
+        "--yaml", help="Print only the resolved spec, as plain YAML that validates when saved.")
+    ] = False,
+    include_path: IncludeOpt = None,
+) -> None:
+    """Show a task's resolved spec (plain YAML) and its buckets with roles."""
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
     from harness.tasks.buckets import build_buckets
@@ -75,17 +82,37 @@ def show(task: str, include_path: IncludeOpt = None) -> None:
     index = _index(include_path)
     ref = index.resolve([task])[0]
     spec = index.spec(ref)
-    console = Console()
-    console.print(f"[bold]{escape(ref.address)}[/bold]  "
-                  f"({escape(ref.where)}; {escape(ref.origin)})")
-    console.print(yaml.safe_dump(spec.model_dump(mode="json", exclude_defaults=False),
-                                 sort_keys=False, allow_unicode=True), markup=False)
+    typer.echo(f"# {ref.address}: resolved from {ref.where} ({ref.origin})")
+    expanded = spec.templates_from is not None and ref.spec is None and _expanded(ref.path, spec)
+    typer.echo(spec_yaml(spec, expanded), nl=False)  # never wrapped: a copied spec parses
+    if yaml_only:
+        return
     table = Table(title=f"buckets over {spec.difficulty_name}")
     for col in ("bucket", "from", "to", "role"):
         table.add_column(col)
     for b in build_buckets(spec.buckets, spec.roles):
         table.add_row(b.label, f"{b.lo:g}", f"{b.top:g}", b.role)
-    console.print(table)
+    Console().print(table)
+
+
+def _expanded(path: Path, spec: TaskSpec) -> bool:
+    """Whether ``templates_from`` added templates to ``spec`` (its table was found)."""
+    from harness.tasks.loader import resolve_includes
+
+    raw = resolve_includes(path).get("templates")
+    return not isinstance(raw, list) or len(raw) != len(spec.templates)
+
+
+def spec_yaml(spec: TaskSpec, templates_expanded: bool = False) -> str:
+    """A resolved spec as a task file: every key, includes merged. When ``templates_from``
+    rows are already in ``templates``, the key itself is dropped (it would add them twice)."""
+    import yaml
+
+    data = spec.model_dump(mode="json")
+    if templates_expanded:
+        data["templates_from"] = None
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=2**31 - 1,
+                          default_flow_style=None)  # lists of scalars on one line
 
 
 @app.command("sample")
@@ -126,17 +153,64 @@ def sample(
 
 
 @app.command("validate")
-def validate(files: list[Path]) -> None:
-    """Validate task files; prints one line per file, exits 1 if any is invalid."""
-    from harness.tasks.loader import load_spec
+def validate(
+    paths: Annotated[list[Path], typer.Argument(
+        help="Task files, or folders searched recursively for *.yaml / *.yml.")],
+) -> None:
+    """Validate task files (``_`` bases as partial tasks); one line per file, every problem
+    shown; exits 1 if any is invalid."""
+    from harness.tasks.loader import load_spec, validate_base
 
     bad = 0
-    for f in files:
+    for f in _task_files(paths):
         try:
-            spec = load_spec(f)
-            typer.echo(f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))")
+            if f.name.startswith("_"):
+                n = validate_base(f)
+                typer.echo(f"ok: {f} (base for include:, {n} key(s))")
+            else:
+                spec = load_spec(f)
+                typer.echo(f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))")
         except HarnessError as e:
             bad += 1
-            typer.echo(f"error: {e}", err=True)
+            for line in str(e).splitlines():
+                typer.echo(f"error: {line}", err=True)
     if bad:
         raise typer.Exit(1)
+
+
+def _task_files(paths: list[Path]) -> list[Path]:
+    """The files to validate: files as given, folders expanded (sorted, recursively)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml")
+                           and f.is_file())
+            if not found:
+                raise HarnessError(f"{p}: no task files (*.yaml, *.yml) in this folder")
+            out.extend(found)
+        else:
+            out.append(p)  # a missing file is reported by the loader, with the others
+    return out
+
+
+@app.command("schema")
+def schema(
+    output: Annotated[Path | None, typer.Option(  # noqa: UP007
+        "--output", "-o", help="Write the schema to this file (default: standard output).")
+    ] = None,
+    base: Annotated[bool, typer.Option(
+        "--base", help="The schema of a _ base file (a partial task: every key optional).")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of a task file (editors validate and complete with it)."""
+    from harness.schema import dumps, task_schema
+
+    text = dumps(task_schema(base=base))
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise HarnessError(f"--output: cannot write {output}: {e.strerror or e}") from None
+    typer.echo(f"wrote {output}")

@@ -1,0 +1,109 @@
+"""The published task-file schema: generated from the models, shipped, documented, and the
+project's own tasks validate against it with a standard JSON Schema validator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from harness.schema import BASE_SCHEMA, TASK_SCHEMA, shipped_dir, shipped_texts, task_schema
+from harness.schema.reference import reference_markdown
+from harness.tasks.loader import resolve_includes
+from tests.helpers import run_harness
+
+REPO = Path(__file__).resolve().parents[2]
+TASK_FILES = sorted((REPO / "tasks").rglob("*.yaml"))
+
+
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    schema = json.loads((shipped_dir() / name).read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _problems(validator: jsonschema.Draft202012Validator, data: Any) -> list[str]:
+    return [f"{e.json_path}: {e.message}" for e in validator.iter_errors(data)]
+
+
+def test_shipped_files_are_generated_from_the_models() -> None:
+    for name, text in shipped_texts().items():
+        assert (shipped_dir() / name).read_text(encoding="utf-8") == text, (
+            f"harness/schema/{name} is stale: run python -m harness.schema")
+    assert (REPO / "docs" / "task-files.md").read_text(encoding="utf-8") == reference_markdown(), (
+        "docs/task-files.md is stale: run python -m harness.schema")
+
+
+def _properties(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(model, key, prop) for model, d in schema["$defs"].items()
+            for key, prop in d.get("properties", {}).items()]
+
+
+def test_every_field_has_its_doc_allowed_values_and_default() -> None:
+    schema = task_schema()
+    props = _properties(schema)
+    assert len(props) > 80  # every model, complete and partial
+    undocumented = [f"{m}.{k}" for m, k, p in props if not p.get("description")]
+    assert undocumented == []
+    defs = schema["$defs"]
+    assert defs["CardSpec"]["properties"]["axis"]["enum"] == [
+        "length", "compositional", "difficulty", "instruction", "other"]
+    assert defs["ExtractSpec"]["properties"]["kind"]["enum"] == [
+        "strip", "first_line", "regex", "last_number", "boxed"]
+    assert defs["ExtractSpec"]["properties"]["kind"]["default"] == "strip"
+    assert defs["GenerateOutput"]["properties"]["max_tokens"]["default"] == 32
+    assert defs["GenerateOutput"]["properties"]["max_tokens"]["minimum"] == 1
+    assert "include" in schema["properties"] and "harness generators list" in (
+        defs["GeneratorSource"]["properties"]["name"]["description"])
+
+
+@pytest.mark.parametrize("path", TASK_FILES, ids=lambda p: str(p.relative_to(REPO / "tasks")))
+def test_shipped_tasks_validate_against_the_shipped_schema(path: Path) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if path.name.startswith("_"):
+        assert _problems(_validator(BASE_SCHEMA), data) == []
+        return
+    task = _validator(TASK_SCHEMA)
+    assert _problems(task, data) == []
+    assert _problems(task, resolve_includes(path)) == []  # the merged task is complete
+
+
+def test_the_schema_rejects_what_the_loader_rejects() -> None:
+    task = _validator(TASK_SCHEMA)
+    full = resolve_includes(REPO / "tasks" / "lengthgen" / "copy.yaml")
+    assert _problems(task, full) == []
+    for bad in ({**full, "card": {**full["card"], "axis": "lenght"}},  # not an allowed value
+                {**full, "templtes": full["templates"]},  # unknown key
+                {**full, "output": {"type": "generate", "max_tokens": 0}},  # below the minimum
+                {**full, "output": {"type": "multiple_choice", "max_tokens": 3}},
+                {k: v for k, v in full.items() if k != "name"}):  # incomplete, no include
+        assert _problems(task, bad) != [], bad
+    # with include: the bases supply missing keys, but a key given must still be known
+    child = yaml.safe_load((REPO / "tasks" / "lengthgen" / "copy.yaml").read_text())
+    assert "include" in child and "buckets" not in child and _problems(task, child) == []
+    assert _problems(task, {**child, "source": {"nmae": "copy"}}) != []
+    assert _problems(_validator(BASE_SCHEMA), {"output": {"max_tokns": 3}}) != []
+
+
+def test_tasks_schema_command(tmp_path: Path) -> None:
+    r = run_harness("tasks", "schema")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (shipped_dir() / TASK_SCHEMA).read_text(encoding="utf-8")
+    out = tmp_path / "task-base.schema.json"
+    r = run_harness("tasks", "schema", "--base", "--output", str(out))
+    assert r.returncode == 0 and out.read_text() == shipped_texts()[BASE_SCHEMA], r.stderr
+    r = run_harness("tasks", "schema", "--output", str(tmp_path / "missing" / "x.json"))
+    assert r.returncode == 2 and r.stderr.startswith("error: --output: cannot write"), r.stderr
+
+
+def test_reference_documents_every_key_and_the_editor_line() -> None:
+    text = reference_markdown()
+    assert "# yaml-language-server: $schema=" in text
+    for model, key, _ in _properties(task_schema()):
+        if not model.startswith("Partial"):
+            assert f"| `{key}` |" in text, f"{model}.{key} missing from docs/task-files.md"
+    assert '| `axis` | one of `"length"`, `"compositional"`' in text
