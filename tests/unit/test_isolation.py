@@ -1,0 +1,60 @@
+"""A task that raises at run time is reported in one line naming it and fails alone; the model's
+own failure still ends the run (plugin cases: tests/plugins/test_isolation.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.config import RunConfig
+from harness.evaluate import evaluate
+from tests.fixtures.fake_model import FakeLM
+
+TASK = """\
+name: t
+description: Records from a file, one of them without its answer.
+source: {type: files, path: data.jsonl}
+fields: {target: answer, difficulty: n}
+buckets: {values: [1, 2, 3]}
+roles: {id_max: 1}
+templates: [{id: a, prompt: "Say {{ q }}:"}]
+output: {type: generate, max_tokens: 5}
+"""
+
+
+def test_item_without_target_fails_its_task_by_name(tmp_path: Path) -> None:
+    folder = tmp_path / "tasks" / "mine"
+    folder.mkdir(parents=True)
+    rows = [{"q": "a", "answer": "a", "n": 1}, {"q": "bb", "answer": "bb", "n": 2},
+            {"q": "ccc", "n": 3}]
+    (folder / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "t.yaml").write_text(TASK)
+    cfg = RunConfig(model="fake:x", tasks=["mine/t", "lengthgen/copy"], limit_per_bucket=2,
+                    output_dir=tmp_path / "run", include_paths=[tmp_path / "tasks"])
+    lines: list[str] = []
+    res = evaluate(cfg, model=FakeLM(lambda p: " x"), on_failure=lines.append)
+    (line,) = lines
+    assert re.fullmatch(
+        rf"task mine/t \(include:{re.escape(str(tmp_path / 'tasks'))}\) failed: item \S+: no "
+        r"target field 'answer' \(fields\.target\)", line), line
+    assert [t.task for t in res.tasks] == ["lengthgen/copy"]  # the other task completed
+    (failed,) = res.failed
+    assert failed.task == "mine/t" and failed.plugin is None and "no target field" in failed.error
+    on_disk = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert on_disk["failed"][0]["task"] == "mine/t"
+    assert not (tmp_path / "run" / "samples" / "mine" / "t.jsonl").exists()
+
+
+def test_a_failing_model_ends_the_run_without_blaming_a_task(tmp_path: Path) -> None:
+    def broken(prompt: str) -> str:
+        raise RuntimeError("the model broke")
+
+    cfg = RunConfig(model="fake:x", tasks=["lengthgen/copy", "lengthgen/reverse"],
+                    limit_per_bucket=2, output_dir=tmp_path / "run")
+    lines: list[str] = []
+    with pytest.raises(RuntimeError, match="the model broke"):
+        evaluate(cfg, model=FakeLM(broken), on_failure=lines.append)
+    assert lines == [] and not (tmp_path / "run" / "results.json").exists()
