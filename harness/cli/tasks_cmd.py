@@ -83,8 +83,8 @@ def show(
     ref = index.resolve([task])[0]
     spec = index.spec(ref)
     typer.echo(f"# {ref.address}: resolved from {ref.where} ({ref.origin})")
-    expanded = spec.templates_from is not None and ref.spec is None and _expanded(ref.path, spec)
-    typer.echo(spec_yaml(spec, expanded), nl=False)  # never wrapped: a copied spec parses
+    task_file = ref.path if ref.spec is None else None
+    typer.echo(spec_yaml(spec, task_file), nl=False)  # never wrapped: a copied spec parses
     if yaml_only:
         return
     table = Table(title=f"buckets over {spec.difficulty_name}")
@@ -95,21 +95,24 @@ def show(
     Console().print(table)
 
 
-def _expanded(path: Path, spec: TaskSpec) -> bool:
-    """Whether ``templates_from`` added templates to ``spec`` (its table was found)."""
+def templates_expanded(spec: TaskSpec, task_file: Path | None) -> bool:
+    """Whether ``templates_from`` added rows to the templates of ``spec``, loaded from
+    ``task_file`` (False when its table was not found, or for a spec given in code)."""
     from harness.tasks.loader import resolve_includes
 
-    raw = resolve_includes(path).get("templates")
+    if spec.templates_from is None or task_file is None:
+        return False
+    raw = resolve_includes(task_file).get("templates")
     return not isinstance(raw, list) or len(raw) != len(spec.templates)
 
 
-def spec_yaml(spec: TaskSpec, templates_expanded: bool = False) -> str:
+def spec_yaml(spec: TaskSpec, task_file: Path | None = None) -> str:
     """A resolved spec as a task file: every key, includes merged. When ``templates_from``
     rows are already in ``templates``, the key itself is dropped (it would add them twice)."""
     import yaml
 
     data = spec.model_dump(mode="json")
-    if templates_expanded:
+    if templates_expanded(spec, task_file):
         data["templates_from"] = None
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=2**31 - 1,
                           default_flow_style=None)  # lists of scalars on one line

@@ -188,9 +188,9 @@ _PARTIAL_OK = frozenset({"missing", "union_tag_not_found"})
 
 def _all_errors(where: Path | str, e: ValidationError, node: yaml.Node | None,
                 partial: bool = False) -> str:
-    """Every problem, one line each (unknown keys first: a misspelt key explains the "missing"
-    error it causes); ``partial``: without the missing keys a base file may leave out."""
-    errors = sorted(e.errors(), key=lambda x: x["type"] != "extra_forbidden")
+    """Every problem, one line each, in file order (a missing key last; none for a missing key
+    that a misspelt key meant); ``partial``: without the keys a base file may leave out."""
+    errors = sorted(e.errors(), key=lambda x: _line_of(node, _file_loc(x)) or 1 << 30)
     meant: set[tuple[Any, ...]] = set()  # what misspelt keys meant: their "missing" is no news
     for err in errors:
         if err["type"] == "extra_forbidden":
