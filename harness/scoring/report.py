@@ -87,7 +87,9 @@ def task_reports(
     gaps_spec: GapsSpec,
     seed: int,
 ) -> list[TemplateReport]:
-    """One report per (template, condition), in order of first appearance (no samples: [])."""
+    """One report per (template, condition), in order of first appearance (no samples: []).
+    ``samples`` may be ``harness.results.SamplesFile.of(run_dir, task)``: the file is then
+    checked against results.json's ``samples_sha256`` first (a mismatch is one-line error)."""
     groups: dict[tuple[str, str], list[SampleRecord]] = {}
     for s in samples:
         groups.setdefault((s.template, s.condition), []).append(s)
