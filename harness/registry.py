@@ -4,6 +4,10 @@ A ``Registry`` holds the items that built-in modules register with a decorator w
 (imported lazily, the first time a name is looked up), and falls back to the plugin entry points
 of its group: an entry point named after the item, whose module registers it on import or whose
 object is the item itself.
+
+A plugin entry point with a built-in's name never silently wins or loses: the built-in is used,
+and the first lookup of that name prints a warning naming both (``harness plugins list --check``
+fails on it). Unknown names list the near names and point at ``harness <kind>s list``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from harness import plugins
 from harness.errors import HarnessError, UnknownNameError, did_you_mean
 
 T = TypeVar("T")
@@ -22,20 +27,53 @@ class Registry(Generic[T]):
 
     def __init__(self, kind: str, group: str, builtin_modules: Sequence[str] = (),
                  from_object: Callable[[str, object], T] | None = None,
-                 list_known: bool = False) -> None:
+                 list_known: bool = False, plural: str | None = None) -> None:
         self.kind = kind  # what an item is called in messages, e.g. "metric"
         self.group = group  # entry-point group plugins register under
         self.builtin_modules = tuple(builtin_modules)  # modules that register built-ins
         self.items: dict[str, T] = {}  # registered items by name
+        self.plural = plural or f"{kind}s"  # command group listing them: harness <plural> list
+        self.origins: dict[str, str] = {}  # name → "plugin:<dist>==<version>" (plugin items)
         self._from_object = from_object  # turns a plugin's callable into an item
         self._list_known = list_known  # unknown-name errors list every known name
+        self._checked: set[str] = set()  # names already checked for a shadowing plugin
 
     def add(self, name: str, item: T, same: Callable[[T, T], bool] | None = None) -> None:
         """Register *item*; a second, different item under one name is a programming error."""
         old = self.items.get(name)
         if old is not None and not (same(old, item) if same else old is item):
-            raise ValueError(f"{self.kind} {name!r} is already registered")
+            raise ValueError(f"{self.kind} {name!r} is already registered by "
+                             f"{module_of(old) or 'another module'}")
         self.items[name] = item
+
+    def is_builtin(self, name: str) -> bool:
+        """Whether *name* is registered by the harness's own code."""
+        return name in self.items and module_of(self.items[name]).partition(".")[0] == "harness"
+
+    def origin(self, name: str) -> str:
+        """``builtin``, or ``plugin:<dist>==<version>`` of a registered plugin item."""
+        if self.is_builtin(name):
+            return "builtin"
+        if name in self.origins:
+            return self.origins[name]
+        top = module_of(self.items[name]).partition(".")[0] if name in self.items else ""
+        for p in plugins.discover_all():  # registered by a plugin module under another name
+            if top and p.value.partition(":")[0].strip().partition(".")[0] == top:
+                return p.origin
+        return f"code:{module_of(self.items[name])}" if name in self.items else "unknown"
+
+    def shadowing(self, name: str) -> list[plugins.Plugin]:
+        """The plugin entry points of this group named like the built-in *name* (ignored)."""
+        if not self.is_builtin(name):
+            return []
+        return [p for p in plugins.discover(self.group) if p.name == name]
+
+    def _check_shadowing(self, name: str) -> None:
+        self._checked.add(name)
+        for p in self.shadowing(name):
+            plugins.warn(f"{self.kind} {name!r} of plugin {p.dist}=={p.version} ({p.value}) is "
+                         f"ignored: the built-in {self.kind} of that name is used; the plugin "
+                         "must rename it")
 
     def load_builtins(self) -> None:
         """Import the built-in modules (each registers its items once)."""
@@ -44,8 +82,6 @@ class Registry(Generic[T]):
 
     def plugin_names(self) -> list[str]:
         """Names offered by installed plugins (listed without importing them)."""
-        from harness import plugins
-
         return [p.name for p in plugins.discover(self.group)]
 
     def names(self) -> list[str]:
@@ -55,25 +91,33 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """The item called *name*; unknown names raise ``UnknownNameError`` with a hint."""
+        if name in self._checked:  # the fast path: once per name and process
+            return self.items[name]
         self.load_builtins()
         if name in self.items:
+            self._check_shadowing(name)
             return self.items[name]
-        from harness import plugins
-
         plugin = plugins.find(self.group, name, kind=self.kind)
         if plugin is not None:
             try:
                 obj = plugins.load(plugin)  # a module using the decorator registers on import
             except plugins.PluginError as e:
                 raise plugins.PluginError(f"{self.kind} {name!r}: {e}") from e
-            if name in self.items:
-                return self.items[name]
-            if not callable(obj) or self._from_object is None:
-                raise HarnessError(
-                    f"{self.kind} {name!r}: plugin {plugin.label}: {plugin.value} is not callable"
-                )
-            self.items[name] = self._from_object(name, obj)
+            self.origins[name] = plugin.origin
+            if name not in self.items:
+                if not callable(obj) or self._from_object is None:
+                    raise HarnessError(f"{self.kind} {name!r}: plugin {plugin.label}: "
+                                       f"{plugin.value} is not callable")
+                self.items[name] = self._from_object(name, obj)
+            self._checked.add(name)
             return self.items[name]
         known = self.names()
-        tail = f"; known {self.kind}s: {', '.join(known)}" if self._list_known else ""
-        raise UnknownNameError(f"unknown {self.kind} {name!r}{did_you_mean(name, known)}{tail}")
+        tail = f"; known {self.plural}: {', '.join(known)}" if self._list_known else ""
+        raise UnknownNameError(f"unknown {self.kind} {name!r}{did_you_mean(name, known)}{tail}"
+                               f" (every {self.kind}: harness {self.plural} list)")
+
+
+def module_of(item: object) -> str:
+    """The module that defines a registered item (a function, or an object holding one)."""
+    fn = getattr(item, "fn", item)
+    return str(getattr(fn, "__module__", "") or "")

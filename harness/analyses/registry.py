@@ -46,6 +46,7 @@ _BUILTIN_MODULES: tuple[str, ...] = ("harness.analyses.lengthgen", "harness.anal
 ANALYSES: Registry[AnalysisFn] = Registry(
     "analysis", "harness.analyses", _BUILTIN_MODULES,
     from_object=lambda name, fn: fn,  # type: ignore[arg-type,return-value]
+    plural="analyses",
 )
 
 

@@ -6,7 +6,15 @@ import sys
 
 import typer
 
-from harness.cli import cache_cmd, compare_cmd, eval_cmd, leaderboard_cmd, plugins_cmd, tasks_cmd
+from harness.cli import (
+    blocks_cmd,
+    cache_cmd,
+    compare_cmd,
+    eval_cmd,
+    leaderboard_cmd,
+    plugins_cmd,
+    tasks_cmd,
+)
 from harness.errors import HarnessError, Interrupted
 from harness.process import end_process
 
@@ -22,6 +30,9 @@ app = typer.Typer(
 )
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(plugins_cmd.app, name="plugins")
+app.add_typer(blocks_cmd.generators_app, name="generators")
+app.add_typer(blocks_cmd.metrics_app, name="metrics")
+app.add_typer(blocks_cmd.analyses_app, name="analyses")
 app.add_typer(cache_cmd.app, name="cache")
 app.command("eval")(eval_cmd.eval_command)
 app.add_typer(leaderboard_cmd.app, name="leaderboard")
