@@ -35,9 +35,11 @@ def eval_command(
         int | None, typer.Option(min=1, help="At most this many items per bucket.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Run seed (items, few-shot draws, bootstrap).")] = 0,
-    output_dir: Annotated[
-        Path, typer.Option(help="Where results.json and samples/ go.")
-    ] = Path("runs/latest"),
+    output_dir: Annotated[  # noqa: UP007
+        Path | None,
+        typer.Option(help="Where results.json and samples/ go (default: runs/latest, which "
+                          "each run replaces).")
+    ] = None,
     model_args: Annotated[str, typer.Option(help="Backend args: key=value,key=value.")] = "",
     batch_size: Annotated[str, typer.Option(help="Batch size: a number or 'auto'.")] = "auto",
     apply_chat_template: Annotated[
@@ -104,6 +106,8 @@ def eval_command(
             "instead of under accelerate launch / torchrun (WORLD_SIZE is set)"
         )
     check_strategy(strategy)
+    if output_dir is None:  # the default folder holds whatever ran last
+        output_dir, overwrite = Path("runs/latest"), True
     bs = _batch_size(batch_size)
     cfg = RunConfig(
         model=model, model_args=parse_model_args(model_args), tasks=tasks, seed=seed,

@@ -65,9 +65,10 @@ def eval_args(out: Path, cache: Path, model: str = "slow:abc") -> list[str]:
             "--output-dir", str(out), "--cache-dir", str(cache)]
 
 
-def run(site: Path, args: list[str], slow_s: float = 0.0) -> subprocess.CompletedProcess[str]:
+def run(site: Path, args: list[str], slow_s: float = 0.0,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, env=env(site, slow_s),
-                          timeout=300)
+                          timeout=300, cwd=cwd)
 
 
 def errors(stderr: str) -> list[str]:
@@ -107,6 +108,27 @@ def test_second_live_writer_fails_at_once(site: Path, tmp_path: Path) -> None:
         first.send_signal(signal.SIGINT)
         first.communicate(timeout=120)
     assert first.returncode == 130
+
+
+def test_other_options_refused_unless_overwrite_default_folder_replaced(
+        site: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert run(site, eval_args(out, tmp_path / "c")).returncode == 0
+    other = [*eval_args(out, tmp_path / "c"), "--seed", "2"]
+    r = run(site, other)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert errors(r.stderr) == [
+        f"error: --output-dir {out} holds another run's results (seed 1 (now 2)); rerun with "
+        "the same options to resume, pass --overwrite to replace them, or choose another folder"]
+    assert results(out)["run"]["seed"] == 1
+    assert run(site, [*other, "--overwrite"]).returncode == 0
+    assert results(out)["run"]["seed"] == 2
+    # without --output-dir, runs/latest holds whatever ran last
+    bare = [a for a in eval_args(out, tmp_path / "c") if a not in ("--output-dir", str(out))]
+    for seed in ("3", "4"):
+        r = run(site, [*bare, "--seed", seed], cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    assert results(tmp_path / "runs" / "latest")["run"]["seed"] == 4
 
 
 def test_ctrl_c_is_one_line_exit_130_and_the_rerun_resumes(site: Path, tmp_path: Path) -> None:
