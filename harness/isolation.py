@@ -141,7 +141,11 @@ def used_plugins(cfg: RunConfig, tasks: Iterable[tuple[TaskRef, TaskSpec]]) -> d
         if ref.is_plugin:
             dist, _, ver = ref.origin.removeprefix("plugin:").rpartition("==")
             used[dist] = ver
-        for obj in _code_of(spec):
+        try:
+            code = list(_code_of(spec))
+        except HarnessError:  # a name that no longer resolves: nothing of it ran
+            code = []
+        for obj in code:
             owner = plugin_of_module(str(getattr(obj, "__module__", "") or ""))
             if owner is not None:
                 used[owner.dist] = owner.version

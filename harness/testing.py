@@ -199,7 +199,7 @@ def _check_one(index: TaskIndex, ref: TaskRef, model: LM | None, limit: int, see
                     limit_per_bucket=limit, templates=["all"], output_dir=out,
                     include_paths=include)
     lm = model if model is not None else oracle_model(spec, ref, cfg)
-    res = evaluate(cfg, model=lm, index=index)
+    res = evaluate(cfg, model=lm, index=index, overwrite=True)  # a dry run's own folder
     if res.failed:
         from harness.isolation import failure_line
 
