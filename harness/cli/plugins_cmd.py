@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,6 +13,7 @@ from rich.table import Table
 from harness import plugins
 from harness.errors import HarnessError
 from harness.plugins import Plugin
+from harness.registry import Registry
 
 app = typer.Typer(no_args_is_help=True, help="Installed plugin packages (entry points).")
 
@@ -20,9 +21,38 @@ def _shown_name(p: Plugin) -> str:
     return f"{p.name}:" if p.group == plugins.MODELS else p.name  # model backends are prefixes
 
 
-def _check(p: Plugin) -> str:
-    """Load one entry point; task packages also list and validate their tasks."""
+def _registry(group: str) -> Registry[Any] | None:
+    """The registry a generator or metric entry point adds to (None for other groups)."""
+    if group == plugins.GENERATORS:
+        from harness.generators.registry import GENERATORS
+
+        return GENERATORS
+    if group == plugins.METRICS:
+        from harness.scoring.metrics import METRICS
+
+        return METRICS
+    return None
+
+
+def _others(p: Plugin, found: list[Plugin]) -> str:
+    return " and ".join(f"{o.dist}=={o.version} ({o.value})" for o in found
+                        if o.group == p.group and o.name == p.name and o.dist != p.dist)
+
+
+def _check(p: Plugin, found: list[Plugin], task_clashes: dict[str, list[str]]) -> str:
+    """Load one entry point and report what would go wrong using it: an import failure, a name
+    that a built-in has (the plugin's would be ignored) or that another plugin also provides;
+    task packages also list and validate their tasks."""
+    reg = _registry(p.group)
+    if reg is not None:
+        reg.load_builtins()
+        if reg.is_builtin(p.name):
+            return (f"error: shadowed: the built-in {reg.kind} {p.name!r} is used instead; "
+                    "rename it")
     if p.group != plugins.TASKS:
+        other = _others(p, found)
+        if other:
+            return f"error: clash: {p.name!r} is also provided by {other}"
         with contextlib.suppress(HarnessError):  # the failure is kept for status()
             plugins.load(p)
         return plugins.status(p)
@@ -36,7 +66,30 @@ def _check(p: Plugin) -> str:
             index.spec(ref)
     except HarnessError as e:
         return f"error: {e}"
+    clashes = []
+    for r in refs:
+        others = [s for s in task_clashes.get(r.address, []) if s != f"{r.origin} ({r.where})"]
+        if others:
+            clashes.append(f"{r.address} is also defined by {' and '.join(others)}")
+    if clashes:
+        return "error: clash: " + "; ".join(clashes)
     return f"ok ({len(refs)} task{'s' if len(refs) != 1 else ''})"
+
+
+def _task_sources(found: list[Plugin]) -> dict[str, list[str]]:
+    """Task address → every source defining it (built-ins and each task plugin that loads)."""
+    from harness.tasks.providers import from_plugin
+    from harness.tasks.registry import TaskIndex
+
+    out: dict[str, list[str]] = {}
+    for ref in TaskIndex.build([], providers=[]).refs.values():
+        out.setdefault(ref.address, []).append(f"{ref.origin} ({ref.where})")
+    for p in found:
+        if p.group == plugins.TASKS:
+            with contextlib.suppress(HarnessError):  # reported by _check
+                for ref in from_plugin(p).refs():
+                    out.setdefault(ref.address, []).append(f"{ref.origin} ({ref.where})")
+    return out
 
 
 @app.command("list")
@@ -45,7 +98,8 @@ def list_plugins(
         "--check", help="Import every plugin (and validate task packages); exit 1 on errors.")
     ] = False,
 ) -> None:
-    """List installed plugins without importing them (--check: import each and report)."""
+    """List installed plugins without importing them (--check: import each and report; names
+    that clash with a built-in or another plugin are errors)."""
     found = plugins.discover_all()
     if not found:
         typer.echo("no plugins installed (entry-point groups: " + ", ".join(plugins.GROUPS) + ")")
@@ -60,8 +114,9 @@ def list_plugins(
     table.add_column("names", overflow="fold")
     table.add_column("status", overflow="fold")
     failed = False
+    clashes = _task_sources(found) if check else {}
     for (dist, version, group), eps in sorted(rows.items()):
-        states = [_check(p) if check else plugins.status(p) for p in eps]
+        states = [_check(p, found, clashes) if check else plugins.status(p) for p in eps]
         failed = failed or any(s.startswith("error") for s in states)
         status = states[0] if len(set(states)) == 1 else "; ".join(
             f"{_shown_name(p)} {s}" for p, s in zip(eps, states, strict=True))

@@ -7,8 +7,10 @@ suites are its folder plus the ``suites:`` it lists (parsed only when a suite na
 Plugin tasks (``harness.tasks`` entry points, see ``harness.tasks.providers``) are addressed
 ``<entry-point name>/<task>`` and loaded lazily: an address ``ns/task`` imports only the plugins
 named ``ns``; a bare name or a suite name imports every task plugin, since any of them could
-define it. A plugin that fails is a one-line warning and is skipped. The same address from two
-sources is an error naming both, raised when that address (or its name or suite) is used.
+define it. A plugin that fails is a one-line warning and is skipped. A plugin task with the
+address of a built-in or ``--include-path`` task is skipped with a warning naming both (the
+built-in keeps working). The same address from two plugins is an error naming both, raised when
+that address (or its name or suite) is used; ``harness tasks list`` warns and lists the rest.
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ def _source(ref: TaskRef) -> str:
     return f"{ref.origin} ({ref.where})"
 
 
+def shadowed_message(address: str, kept: TaskRef, plugin: TaskRef) -> str:
+    """The warning for a plugin task whose address a built-in or --include-path task has."""
+    return (f"plugin task {address!r} of {_source(plugin)} clashes with {_source(kept)}, "
+            "which is used; the plugin must rename its task or namespace")
+
+
 def conflict_error(address: str, refs: Sequence[TaskRef]) -> HarnessError:
     """The one-line error for an address defined by more than one source."""
     return HarnessError(f"task {address!r} is defined twice: "
@@ -61,6 +69,8 @@ class TaskIndex:
     _broken: dict[str, str] = field(default_factory=dict, repr=False)  # invalid plugin tasks
     _failed: dict[str, str] = field(default_factory=dict, repr=False)  # namespace → its error
     _summaries: dict[str, TaskSummary] = field(default_factory=dict, repr=False)
+    # plugin tasks skipped because a built-in or --include-path task has their address
+    shadowed: dict[str, list[TaskRef]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, include_paths: Iterable[Path] = (),
@@ -111,6 +121,12 @@ class TaskIndex:
                 self._add(ref)
 
     def _add(self, ref: TaskRef) -> None:
+        old = self.refs.get(ref.address)
+        if ref.is_plugin and old is not None and not old.is_plugin:
+            # a built-in or --include-path task keeps its address: the plugin's is skipped
+            self.shadowed.setdefault(ref.address, []).append(ref)
+            plugins.warn(f"{shadowed_message(ref.address, old, ref)} (skipped)")
+            return
         if ref.address in self._conflicts:
             self._conflicts[ref.address].append(ref)
         elif ref.address in self.refs:
@@ -126,9 +142,11 @@ class TaskIndex:
                 raise conflict_error(address, refs)
 
     def all_refs(self) -> dict[str, TaskRef]:
-        """Every task, plugins included (imports every task plugin; conflicts are errors)."""
+        """Every task, plugins included (imports every task plugin). An address that two
+        plugins define is a warning naming both and left out (using it is an error)."""
         self.load_providers()
-        self.check_conflicts()
+        for address, refs in self._conflicts.items():
+            plugins.warn(f"{conflict_error(address, refs)} (left out; using it is an error)")
         return dict(self.refs)
 
     # --- specs and suites --------------------------------------------------------------------

@@ -38,7 +38,14 @@ def _one_error(stderr: str) -> str:
 
 
 def test_same_address_from_two_plugins(site: Path, tmp_path: Path) -> None:
-    for args in (["tasks", "list"], ["tasks", "show", "dupbench/twin"],
+    r = harness(site, "tasks", "list")  # the listing warns, and lists everything else
+    assert r.returncode == 0, r.stderr
+    (warning,) = warnings_in(r.stderr)
+    assert "task 'dupbench/twin' is defined twice" in warning and "(left out" in warning
+    assert "plugin:dup-a==1.0 (" in warning and "plugin:dup-b==2.0 (" in warning
+    assert "dupbench/solo" in r.stdout and "lengthgen/addition" in r.stdout
+    assert "dupbench/twin" not in r.stdout
+    for args in (["tasks", "show", "dupbench/twin"],
                  ["eval", "--model", "scripted:empty", "--tasks", "dupbench/twin",
                   "--output-dir", str(tmp_path / "o")],
                  ["eval", "--model", "scripted:empty", "--tasks", "twin",
@@ -65,15 +72,21 @@ def test_unrelated_names_still_work(site: Path, tmp_path: Path) -> None:
 
 
 def test_plugin_and_include_path_define_the_same_address(site: Path, tmp_path: Path) -> None:
+    """The --include-path folder the user named wins; the plugin's task is skipped, with a
+    warning naming both."""
     inc = tmp_path / "inc"
     (inc / "dupbench").mkdir(parents=True)
     (inc / "dupbench" / "solo.yaml").write_text(task_yaml("solo"))
+    out = tmp_path / "o"
     r = harness(site, "eval", "--model", "scripted:empty", "--tasks", "dupbench/solo",
-                "--include-path", str(inc), "--output-dir", str(tmp_path / "o"))
-    assert r.returncode == 2
-    err = _one_error(r.stderr)
-    assert "task 'dupbench/solo' is defined twice" in err
-    assert f"include:{inc} ({inc / 'dupbench' / 'solo.yaml'})" in err and "plugin:dup-b==2.0" in err
+                "--include-path", str(inc), "--limit-per-bucket", "1", "--output-dir", str(out))
+    assert r.returncode == 0, r.stderr
+    (warning,) = warnings_in(r.stderr)
+    assert "plugin task 'dupbench/solo' of plugin:dup-b==2.0 (" in warning
+    assert f"clashes with include:{inc} ({inc / 'dupbench' / 'solo.yaml'}), which is used" in (
+        warning) and warning.endswith("(skipped)")
+    res = json.loads((out / "results.json").read_text())
+    assert [(t["task"], t["origin"]) for t in res["tasks"]] == [("dupbench/solo", f"include:{inc}")]
 
 
 def test_same_generator_name_from_two_plugins(site: Path, tmp_path: Path) -> None:
