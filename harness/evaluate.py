@@ -11,14 +11,16 @@ rerun resumes from the response cache.
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness.config import RunConfig
-from harness.errors import Interrupted
+from harness.errors import HarnessError, Interrupted
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line, used_plugins
 from harness.models.base import LM
+from harness.plugins import one_line
 from harness.progress import ProgressLM, Reporter
 from harness.results import (
     SCHEMA_VERSION,
@@ -83,7 +85,12 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
         try:
             outcome = run_task(ref, spec, guarded, cfg, on_progress)
         except ModelFault as e:  # the model's failure is the run's: nothing to blame a task for
-            raise e.__cause__ or e from None
+            cause = e.__cause__ or e
+            if isinstance(cause, OSError | sqlite3.Error):  # e.g. the response cache's disk full
+                raise HarnessError(
+                    f"{ref.address}: a model call failed: {one_line(cause)}; finished responses "
+                    "are kept in the response cache: fix this and rerun to resume") from None
+            raise cause from None
         except OutputError:  # the folder's failure is the run's too
             raise
         except Exception as e:  # anything a task's generator, source or metric raises

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from harness.config import RunConfig
+from harness.errors import HarnessError
 from harness.evaluate import evaluate
 from tests.fixtures.fake_model import FakeLM
 
@@ -58,3 +60,16 @@ def test_a_failing_model_ends_the_run_without_blaming_a_task(tmp_path: Path) -> 
     with pytest.raises(RuntimeError, match="the model broke"):
         evaluate(cfg, model=FakeLM(broken), on_failure=lines.append)
     assert lines == [] and not (tmp_path / "run" / "results.json").exists()
+
+
+def test_an_io_failure_under_the_model_is_one_line(tmp_path: Path) -> None:
+    def full(prompt: str) -> str:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    cfg = RunConfig(model="fake:x", tasks=["lengthgen/copy"], limit_per_bucket=2,
+                    output_dir=tmp_path / "run")
+    with pytest.raises(HarnessError) as e:
+        evaluate(cfg, model=FakeLM(full))
+    assert str(e.value) == (
+        "lengthgen/copy: a model call failed: OperationalError: database or disk is full; "
+        "finished responses are kept in the response cache: fix this and rerun to resume")
