@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from harness.errors import ModelLoadError
-from harness.models.base import LM, ModelIdentity
+from harness.models.base import LM, ModelIdentity, OnDone
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -25,6 +25,7 @@ from harness.requests import (
     RollingRequest,
 )
 
+R = TypeVar("R")
 _LIST = re.compile(r"[Dd]igits:? ((?:\d )*\d)")
 
 
@@ -48,11 +49,16 @@ class RuleModel(LM):
         total = sum(digits)
         return f" {total if len(digits) <= self.capacity else total + 1}"
 
-    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
-        return [GenerateResponse(text=self.answer(r.prompt), n_tokens=1) for r in requests]
+    def generate(
+        self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None
+    ) -> list[GenerateResponse]:
+        out = [GenerateResponse(text=self.answer(r.prompt), n_tokens=1) for r in requests]
+        return _report(out, on_done)
 
     def loglikelihood(
-        self, requests: Sequence[LoglikelihoodRequest]
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        on_done: OnDone[LoglikelihoodResponse] | None = None,
     ) -> list[LoglikelihoodResponse]:
         """Prefers the continuation that equals its own answer (0.0), else -1.0 per character."""
         out = []
@@ -60,10 +66,21 @@ class RuleModel(LM):
             hit = r.continuation.strip() == self.answer(r.context).strip()
             out.append(LoglikelihoodResponse(0.0 if hit else -float(len(r.continuation) or 1),
                                              hit, 1))
-        return out
+        return _report(out, on_done)
 
-    def loglikelihood_rolling(self, requests: Sequence[RollingRequest]) -> list[float]:
-        return [-float(len(r.text)) for r in requests]
+    def loglikelihood_rolling(
+        self, requests: Sequence[RollingRequest], on_done: OnDone[float] | None = None
+    ) -> list[float]:
+        return _report([-float(len(r.text)) for r in requests], on_done)
+
+
+def _report(responses: list[R], on_done: OnDone[R] | None) -> list[R]:
+    """Hand each response to ``on_done`` (index, response): the harness caches finished work
+    as it arrives, so an interrupted run resumes. A real backend calls it per finished batch."""
+    if on_done is not None:
+        for i, res in enumerate(responses):
+            on_done(i, res)
+    return responses
 
 
 def make_model(name: str, model_args: dict[str, str],
