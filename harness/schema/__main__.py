@@ -1,21 +1,27 @@
-"""``python -m harness.schema``: rewrite the shipped schema files and docs/task-files.md from
-the models (the repository's docs folder is found from this checkout)."""
+"""``python -m harness.schema``: rewrite the shipped schema files and, in a checkout,
+docs/task-files.md and the example package's copy of the schema, from the models."""
 
 from __future__ import annotations
 
-from harness.schema import shipped_dir, shipped_texts
+from harness.schema import TASK_SCHEMA, shipped_dir, shipped_texts
 from harness.schema.reference import reference_markdown
 
 
 def main() -> None:
-    """Write ``task.schema.json``, ``task-base.schema.json`` and docs/task-files.md."""
-    for name, text in shipped_texts().items():
+    """Write ``task.schema.json``, ``task-base.schema.json`` (and the checkout's copies)."""
+    texts = shipped_texts()
+    written = []
+    for name, text in texts.items():
         (shipped_dir() / name).write_text(text, encoding="utf-8")
-    docs = shipped_dir().parent.parent / "docs"
-    if docs.is_dir():
-        (docs / "task-files.md").write_text(reference_markdown(), encoding="utf-8")
-    print("wrote", ", ".join([*shipped_texts(), *(["docs/task-files.md"] if docs.is_dir()
-                                                  else [])]))
+        written.append(f"harness/schema/{name}")
+    root = shipped_dir().parent.parent  # the checkout, when run from one
+    targets = {root / "docs" / "task-files.md": reference_markdown(),
+               root / "examples" / "plugin-package" / TASK_SCHEMA: texts[TASK_SCHEMA]}
+    for path, text in targets.items():
+        if path.parent.is_dir():
+            path.write_text(text, encoding="utf-8")
+            written.append(str(path.relative_to(root)))
+    print("wrote", ", ".join(written))
 
 
 if __name__ == "__main__":

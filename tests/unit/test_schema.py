@@ -107,3 +107,21 @@ def test_reference_documents_every_key_and_the_editor_line() -> None:
         if not model.startswith("Partial"):
             assert f"| `{key}` |" in text, f"{model}.{key} missing from docs/task-files.md"
     assert '| `axis` | one of `"length"`, `"compositional"`' in text
+
+
+def test_example_package_names_the_schema_on_its_first_line() -> None:
+    """The example package carries the schema (as the guide says to) and every task file names
+    it on its first line, by a path relative to the file, as editors resolve it."""
+    pkg = REPO / "examples" / "plugin-package"
+    assert (pkg / "task.schema.json").read_text(encoding="utf-8") == shipped_texts()[TASK_SCHEMA]
+    files = sorted((pkg / "src").rglob("*.yaml"))
+    assert files
+    for f in files:
+        first = f.read_text(encoding="utf-8").splitlines()[0]
+        prefix = "# yaml-language-server: $schema="
+        assert first.startswith(prefix), f
+        schema_file = (f.parent / first[len(prefix):]).resolve()
+        want = BASE_SCHEMA if f.name.startswith("_") else TASK_SCHEMA
+        assert schema_file == (pkg / want).resolve(), f
+        validator = jsonschema.Draft202012Validator(json.loads(schema_file.read_text()))
+        assert _problems(validator, yaml.safe_load(f.read_text(encoding="utf-8"))) == []
