@@ -3,6 +3,7 @@ project's own tasks validate against it with a standard JSON Schema validator.""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 TASK_FILES = sorted((REPO / "tasks").rglob("*.yaml"))
 
 
+@functools.cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
     schema = json.loads((shipped_dir() / name).read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
