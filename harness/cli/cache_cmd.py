@@ -26,7 +26,8 @@ def _open(cache_dir: Path | None) -> ResponseCache:
 
 @app.command("info")
 def info(cache_dir: Annotated[Path | None, _DIR] = None) -> None:  # noqa: UP007
-    """Where the cache is, its size, and responses per model and method."""
+    """Where the cache is, its size, responses per model and method, and damaged cache files
+    that were moved aside."""
     cache = _open(cache_dir)
     try:
         data = cache.info()
@@ -36,8 +37,9 @@ def info(cache_dir: Annotated[Path | None, _DIR] = None) -> None:  # noqa: UP007
     if not data["entries"]:
         typer.echo("  empty")
     for e in data["entries"]:
-        m = e["model"]
-        typer.echo(f"  {m['backend']}:{m['name']}  {e['method']}  {e['count']}")
+        typer.echo(f"  {e['model']}  {e['method']}  {e['count']}")
+    for aside in data["moved_aside"]:
+        typer.echo(f"  damaged file moved aside (delete it when done): {aside}")
 
 
 @app.command("clear")

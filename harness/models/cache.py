@@ -13,25 +13,23 @@ Sampled requests (temperature > 0) also key on their occurrence number within th
 asking for the same prompt five times yields five samples, and a re-run gets the same five.
 
 The database lives in the user cache directory (``platformdirs``), never inside the installed
-package; WAL mode lets concurrent runs share it.
+package; WAL mode lets concurrent runs share it. Rows carry checksums and a damaged file is moved
+aside (see :mod:`harness.models.cache_store`): a stored response that fails its checksum or does
+not decode into the response type is dropped and asked again, never scored.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
-import sqlite3
-import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.errors import HarnessError
 from harness.models.base import LM, ModelIdentity, OnDone, WrapperLM
+from harness.models.cache_store import DB_NAME, ResponseCache, warn
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -40,7 +38,7 @@ from harness.requests import (
     RollingRequest,
 )
 
-DB_NAME = "responses.sqlite"
+__all__ = ["DB_NAME", "CacheStats", "CachedLM", "ResponseCache", "default_cache_dir", "model_key"]
 CACHE_ENV = "GENHARNESS_RESPONSE_CACHE"
 # Backend arguments that change how fast a model answers, not what it answers.
 OPERATIONAL_ARGS = frozenset({
@@ -88,81 +86,40 @@ class CacheStats:
 
     hits: int = 0  # requests answered from the cache
     misses: int = 0  # requests sent to the model (= model calls this run)
+    rejected: int = 0  # stored responses that failed their checksum or decoding (asked again)
 
 
-class ResponseCache:
-    """One SQLite file of responses; safe to share between processes and threads."""
+_KINDS: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (float, int),
+                                       "bool": (bool,)}
 
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / DB_NAME
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False,
-                                       isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
-                " method TEXT NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL,"
-                " created REAL NOT NULL)"
-            )
-        except (OSError, sqlite3.Error) as e:
-            raise HarnessError(f"--cache-dir: cannot use {self.path}: {e}") from e
-        self._lock = threading.Lock()
 
-    @staticmethod
-    def key(model: str, request_json: str) -> str:
-        """The row key: sha256 of the model key and the request JSON."""
-        return hashlib.sha256(f"{model}\n{request_json}".encode()).hexdigest()
+def strict_decoder(cls: type[Res]) -> Callable[[Any], Res]:
+    """A decoder of a response dataclass from its JSON form that accepts exactly its fields,
+    each of its type (``ValueError`` otherwise): a row of the wrong shape is never scored."""
+    types = {f.name: f.type if isinstance(f.type, str) else f.type.__name__
+             for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
-        """Stored responses (JSON text) for those keys that have one."""
-        found: dict[str, str] = {}
-        with self._lock:
-            for start in range(0, len(keys), 500):
-                part = list(keys[start : start + 500])
-                marks = ",".join("?" * len(part))
-                rows = self._db.execute(
-                    f"SELECT key, response FROM responses WHERE key IN ({marks})", part
-                )
-                found.update(dict(rows.fetchall()))
-        return found
+    def decode(data: Any) -> Res:
+        if not isinstance(data, dict) or set(data) != set(types):
+            raise ValueError(f"expected the fields {sorted(types)}")
+        for name, kind in types.items():
+            v = data[name]
+            if (isinstance(v, bool) and kind != "bool") or not isinstance(v, _KINDS[kind]):
+                raise ValueError(f"{name}: expected {kind}")
+        return cls(**data)
 
-    def put(self, key: str, model: str, method: str, request: str, response: str) -> None:
-        """Store one response and commit at once (it survives the process being killed)."""
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
-                (key, model, method, request, response, time.time()),
-            )
+    return decode
 
-    def info(self) -> dict[str, Any]:
-        """Path, size, and response counts per model and method."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT model, method, COUNT(*) FROM responses GROUP BY model, method"
-            ).fetchall()
-        size = sum(p.stat().st_size for p in self.path.parent.glob(DB_NAME + "*"))
-        return {"path": str(self.path), "bytes": size,
-                "entries": [{"model": json.loads(m), "method": k, "count": n}
-                            for m, k, n in rows]}
 
-    def clear(self, model_substring: str | None = None) -> int:
-        """Delete all responses, or those whose model key contains *model_substring*."""
-        with self._lock:
-            if model_substring is None:
-                cur = self._db.execute("DELETE FROM responses")
-            else:
-                cur = self._db.execute("DELETE FROM responses WHERE instr(model, ?) > 0",
-                                       (model_substring,))
-            n = cur.rowcount
-            self._db.execute("VACUUM")
-        return n
+def decode_float(data: Any) -> float:
+    """A rolling log-likelihood from its JSON form (a number, not a bool)."""
+    if isinstance(data, bool) or not isinstance(data, int | float):
+        raise ValueError("expected a number")
+    return float(data)
 
-    def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._db.close()
+
+_GENERATE = strict_decoder(GenerateResponse)
+_LOGLIKELIHOOD = strict_decoder(LoglikelihoodResponse)
 
 
 class CachedLM(WrapperLM):
@@ -193,14 +150,28 @@ class CachedLM(WrapperLM):
                 seen[text] = occurrence + 1
             texts.append(_request_json(method, r, occurrence))
             keys.append(ResponseCache.key(self._model, texts[-1]))
+        before = self.cache.rejected
         stored = self.cache.get_many(keys)
+        decoded: dict[str, Res] = {}
+        undecodable = []
+        for k, text in stored.items():
+            try:
+                decoded[k] = decode(json.loads(text))
+            except (ValueError, TypeError, KeyError, RecursionError):
+                undecodable.append(k)
+        self.cache.discard(undecodable)
+        if (rejected := self.cache.rejected - before) > 0:
+            self.stats.rejected += rejected
+            warn(f"response cache: {rejected} stored {method} responses in {self.cache.path} "
+                 "failed their checksum or could not be decoded; they were dropped and are "
+                 "asked again")
         out: list[Res | None] = [None] * len(requests)
         todo: dict[str, list[int]] = {}  # key → positions waiting for it (greedy duplicates)
         for i, k in enumerate(keys):
-            if k in stored:
-                out[i] = decode(json.loads(stored[k]))
+            if k in decoded:
+                out[i] = decoded[k]
                 if on_done:
-                    on_done(i, out[i])  # type: ignore[arg-type]
+                    on_done(i, decoded[k])
             else:
                 todo.setdefault(k, []).append(i)
         self.stats.hits += len(requests) - sum(len(v) for v in todo.values())
@@ -231,7 +202,7 @@ class CachedLM(WrapperLM):
     ) -> list[GenerateResponse]:
         return self._call("generate", requests,
                           lambda rs, cb: call_inner(self.inner.generate, rs, cb),
-                          dataclasses.asdict, lambda d: GenerateResponse(**d), on_done)
+                          dataclasses.asdict, _GENERATE, on_done)
 
     def loglikelihood(
         self,
@@ -240,14 +211,14 @@ class CachedLM(WrapperLM):
     ) -> list[LoglikelihoodResponse]:
         return self._call("loglikelihood", requests,
                           lambda rs, cb: call_inner(self.inner.loglikelihood, rs, cb),
-                          dataclasses.asdict, lambda d: LoglikelihoodResponse(**d), on_done)
+                          dataclasses.asdict, _LOGLIKELIHOOD, on_done)
 
     def loglikelihood_rolling(
         self, requests: Sequence[RollingRequest], on_done: OnDone[float] | None = None
     ) -> list[float]:
         return self._call("loglikelihood_rolling", requests,
                           lambda rs, cb: call_inner(self.inner.loglikelihood_rolling, rs, cb),
-                          lambda x: x, float, on_done)
+                          lambda x: x, decode_float, on_done)
 
     def close(self) -> None:
         self.inner.close()
