@@ -296,6 +296,14 @@ def resolve_alias(name: str) -> ModelSource | None:
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 
 
+def is_hub_id(name: str) -> bool:
+    """True when ``hf:NAME`` can only mean a hub id: no alias, no existing path, shaped like a
+    hub id, and not a one-word name close to an alias (a typo, reported as such)."""
+    if name in ALIASES or Path(name).expanduser().exists() or not _HUB_ID.fullmatch(name):
+        return False
+    return "/" in name or not did_you_mean(name, ALIASES)
+
+
 def resolve_source(name: str, gguf_file: str | None = None) -> ModelSource:
     """Resolve ``hf:NAME``: a built-in alias, a .gguf file, a local folder, or else a hub id.
 

@@ -33,6 +33,7 @@ from harness.models.hf_prefix import SharedPrefix
 from harness.models.hf_score import plan, prefix_key, score_batch
 from harness.models.hf_support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
 from harness.models.hf_tree import TREE_ATTENTION, Row, tree_agrees
+from harness.models.hub import check_hub_model
 from harness.models.registry import backend
 from harness.requests import (
     GenerateRequest,
@@ -129,6 +130,8 @@ class HFModel(BatchingMixin, LM):
             "trust_remote_code": opts.trust_remote_code,
         }
         kw.update({"gguf_file": src.gguf_file} if src.gguf_file else {})
+        if not src.local and check_hub_model(name, opts.revision, src.gguf_file):
+            kw["local_files_only"] = True  # the hub cannot be used: the cached copy, no requests
         cpu = not device.startswith("cuda")
         dtype: Any = DTYPES.get(opts.dtype) or (torch.float32 if cpu else "auto")
         try:

@@ -32,6 +32,9 @@ _BUILTIN_MODULES: dict[str, str] = {
 
 _FACTORIES: dict[str, BackendFactory] = {}
 
+# built-in backends whose names may be Hugging Face hub ids (checked by harness.models.hub)
+_HUB_BACKENDS = ("hf", "vllm")
+
 
 def backend(prefix: str) -> Callable[[BackendFactory], BackendFactory]:
     """Register the decorated factory ``(name, model_args, batch_size) -> LM`` under *prefix*."""
@@ -113,6 +116,10 @@ def load_model(spec: str, model_args: dict[str, str], batch_size: int | Literal[
             f"--batch-size: expected a positive integer or 'auto', got {batch_size!r}"
         )
     prefix, name = split_spec(spec)
+    if prefix in _HUB_BACKENDS:  # before the backend's imports: an unusable hub fails at once
+        from harness.models.hub import check_hub_name
+
+        check_hub_name(name, model_args)
     return _factory(prefix)(name, dict(model_args), batch_size)
 
 
