@@ -22,16 +22,22 @@ def build_command(
     gzip_samples: Annotated[bool, typer.Option(help="Store copied per-sample files "
                                                     "gzip-compressed (.jsonl.gz).")] = False,
     png: Annotated[bool, typer.Option(help="Also write PNG plots (matplotlib).")] = True,
+    skip_invalid: Annotated[bool, typer.Option(
+        help="Leave out (with a warning line each) tasks whose name or samples file is unsafe "
+             "or whose samples fail their sha256, instead of failing the build.")] = False,
 ) -> None:
     """Merge runs (latest per model x task x configuration) and write leaderboard.{csv,json,md},
-    buckets.csv, the static site (index.html) and plots/."""
+    buckets.csv, the static site (index.html) and plots/. The folder is replaced as a whole
+    when the build succeeds; nothing is written outside it."""
     try:
         from harness.leaderboard.build import build
     except ImportError as err:
         raise HarnessError(f"leaderboard build needs pandas and matplotlib ({err}); install "
                            "them with: pip install 'genharness[leaderboard]'") from None
     report = build(results, out, title=title, samples=samples, gzip_samples=gzip_samples,
-                   png=png)
+                   png=png, skip_invalid=skip_invalid)
+    for why in report.skipped:
+        typer.echo(f"warning: skipped: {why}", err=True)
     for c in report.conflicts:
         typer.echo(f"conflict: {c.entry} {c.task}: kept {c.kept}, dropped {c.dropped}: "
                    f"{c.reason}", err=True)
@@ -40,7 +46,8 @@ def build_command(
         overall = "-" if e.overall is None else f"{100 * e.overall:.1f}"
         typer.echo(f"{e.rank:>3}. {e.label}  overall {overall}%  ({e.n_tasks} tasks)")
     typer.echo(f"wrote {out}/ ({len(b.entries)} entries, {len(b.tasks)} tasks, "
-               f"{len(b.sources)} runs, {len(report.conflicts)} conflicts); "
+               f"{len(b.sources)} runs, {len(report.conflicts)} conflicts"
+               + (f", {len(report.skipped)} tasks skipped" if report.skipped else "") + "); "
                f"open {out / 'index.html'}")
 
 

@@ -5,6 +5,11 @@ options that change results: model spec and args other than ``device``, seed, li
 templates, few-shot k, chat template, strategy). For each entry and task the newest run (file
 modification time, then the later path on the command line) wins; an older duplicate whose spec or
 numbers differ is reported as a :class:`Conflict`. Identical duplicates are merged silently.
+
+Names from results files are checked before they name files (see :mod:`.paths`): a task whose
+address is not a plain ``suite/name`` or whose ``samples_file`` leaves its run folder, or whose
+samples do not match the ``samples_sha256`` recorded, fails the build with one line naming the
+results file and key (``skip_invalid``: the task is left out with a warning line instead).
 """
 
 from __future__ import annotations
@@ -18,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from harness.errors import HarnessError
+from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results
+from harness.leaderboard.plots import task_file_stem
 from harness.leaderboard.schema import (
     LEADERBOARD_KIND,
     LEADERBOARD_SCHEMA_VERSION,
@@ -35,8 +40,10 @@ from harness.leaderboard.schema import (
     TaskBoard,
     TaskRow,
 )
-from harness.results import SCHEMA_VERSION, Results, TaskResult
+from harness.results import Results, TaskResult
 from harness.scoring.stats import Z95, r10
+
+__all__ = ["Collected", "collect", "config_of", "load_leaderboard", "load_results", "rank", "slug"]
 
 SUITE_ORDER = ("lengthgen", "compgen", "easy2hard", "instructdiv")
 #: analyses shown as their own leaderboard columns, in this order, with their display names
@@ -45,31 +52,6 @@ HEADLINE_ANALYSES = {"compositionality_gap": "compositionality gap", "sgr": "SGR
 _CONFIG_KEYS = ("model", "model_args", "seed", "limit_per_bucket", "templates", "num_fewshot",
                 "fewshot_shared",
                 "apply_chat_template", "strategy")
-
-
-def load_results(path: Path) -> Results:
-    """Read and validate one results.json; any problem is one :class:`HarnessError` line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HarnessError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise HarnessError(f"{path}: cannot read: {e}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise HarnessError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-    if not isinstance(data, dict) or "schema_version" not in data or "tasks" not in data:
-        raise HarnessError(f"{path}: not a genharness results.json (no schema_version/tasks)")
-    if data["schema_version"] != SCHEMA_VERSION:
-        raise HarnessError(f"{path}: results schema_version {data['schema_version']!r} is not "
-                           f"supported (this harness reads version {SCHEMA_VERSION})")
-    try:
-        return Results.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise HarnessError(f"{path}: invalid results.json: {where}: {err['msg']}") from None
 
 
 def config_of(res: Results) -> dict[str, Any]:
@@ -122,10 +104,12 @@ class _Cell:
 
 @dataclass
 class Collected:
-    """The merged leaderboard and the per-sample files to copy next to it (source → relative)."""
+    """The merged leaderboard, the per-sample files to copy next to it, and the one-line
+    reasons of the tasks left out (``skip_invalid``)."""
 
     board: Leaderboard
-    copies: list[tuple[Path, str]] = field(default_factory=list)
+    copies: list[Copy] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
 
 def _entry_key(res: Results) -> str:
@@ -275,9 +259,11 @@ def _task_board(name: str, cells: list[tuple[Entry, _Cell, TaskRow]]) -> TaskBoa
 
 
 def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "copy",
-            gzip_samples: bool = False) -> Collected:
+            gzip_samples: bool = False, skip_invalid: bool = False) -> Collected:
     """Merge runs into a leaderboard. ``samples``: ``copy`` plans copying each used per-sample
-    file to ``per-sample/<entry>/<task>.jsonl`` (``.gz`` when ``gzip_samples``), ``none`` skips."""
+    file to ``per-sample/<entry>/<task>.jsonl`` (``.gz`` when ``gzip_samples``), ``none`` skips.
+    An invalid task (unsafe address or samples file, samples sha256 mismatch) raises one
+    ``HarnessError`` line, or with ``skip_invalid`` is left out and listed in ``skipped``."""
     from harness import __version__
 
     if not paths:
@@ -286,13 +272,18 @@ def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "c
         raise HarnessError(f"--samples: expected 'copy' or 'none', got {samples!r}")
     seen: set[Path] = set()
     runs: list[_Run] = []
+    invalid: list[str] = []
+    sample_files: dict[tuple[str, str], tuple[Path, str | None]] = {}
     for i, p in enumerate(paths):
         if p.is_dir():
             p = p / "results.json"
         if p.resolve() in seen:
             continue
         seen.add(p.resolve())
-        res = load_results(p)
+        res, files = check_run(p, load_results(p), samples, invalid)
+        if invalid and not skip_invalid:
+            raise HarnessError(invalid[0] + " (--skip-invalid leaves such tasks out)")
+        sample_files.update({(str(p), task): f for task, f in files.items()})
         runs.append(_Run(str(p), p.stat().st_mtime, i, res, _entry_key(res)))
     cells: dict[str, dict[str, _Cell]] = {}
     conflicts: list[tuple[str, str, str, str, str]] = []
@@ -307,6 +298,9 @@ def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "c
             why = _differs(have[t.task].task, t)
             if why is not None:
                 conflicts.append((run.entry_key, t.task, have[t.task].run.path, run.path, why))
+    if not cells:
+        why = f" ({len(invalid)} left out as invalid)" if invalid else ""
+        raise HarnessError(f"leaderboard build: no task results to show{why}")
     first_run = {r.entry_key: r for r in sorted(runs, key=lambda r: r.order, reverse=True)}
     keys = sorted(cells, key=lambda k: min(r.order for r in runs if r.entry_key == k))
     labels = _labels(keys, first_run)
@@ -316,7 +310,7 @@ def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "c
         if base in ids.values():
             base = f"{base}-{hashlib.sha256(k.encode()).hexdigest()[:8]}"
         ids[k] = base
-    copies: list[tuple[Path, str]] = []
+    copies: list[Copy] = []
     entries: list[Entry] = []
     rows_of: dict[str, dict[str, TaskRow]] = {}
     for k in keys:
@@ -324,11 +318,11 @@ def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "c
         rows = []
         for n in names:
             cell = cells[k][n]
-            src = Path(cell.run.path).parent / cell.task.samples_file
+            found = sample_files.get((cell.run.path, n))
             rel = None
-            if samples == "copy" and src.is_file():
+            if found is not None:
                 rel = f"per-sample/{ids[k]}/{n}.jsonl" + (".gz" if gzip_samples else "")
-                copies.append((src, rel))
+                copies.append(Copy(found[0], rel, found[1], cell.run.path))
             rows.append(_row(ids[k], cell, rel))
         rows_of[k] = dict(zip(names, rows, strict=True))
         entries.append(_entry(ids[k], labels[k], rows, names,
@@ -337,6 +331,11 @@ def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "c
     key_of = {ids[k]: k for k in keys}
     all_tasks = sorted({n for k in keys for n in cells[k]},
                        key=lambda n: (suite_sort_key(suite_of(n)), n))
+    stems: dict[str, str] = {}
+    for n in all_tasks:
+        if (other := stems.setdefault(task_file_stem(n), n)) != n:
+            raise HarnessError(f"leaderboard build: tasks {other!r} and {n!r} would share the "
+                               f"page name {task_file_stem(n)}.html; rename one of them")
     boards = []
     for n in all_tasks:
         here = [(e, cells[key_of[e.id]][n], rows_of[key_of[e.id]][n]) for e in entries
@@ -344,7 +343,7 @@ def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "c
         boards.append(_task_board(n, here))
     used = {(c.run.path, n) for k in keys for n, c in cells[k].items()}
     sources = [SourceRun(path=r.path, model=f"{r.res.model.backend}:{r.res.model.name}",
-                         entry=ids[r.entry_key], tasks=[t.task for t in r.res.tasks],
+                         entry=ids.get(r.entry_key, ""), tasks=[t.task for t in r.res.tasks],
                          used_tasks=[t.task for t in r.res.tasks if (r.path, t.task) in used],
                          harness_version=r.res.harness.version, mtime=r.mtime) for r in runs]
     board = Leaderboard(
@@ -355,23 +354,4 @@ def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "c
         conflicts=[Conflict(entry=ids[k], task=t, kept=kept, dropped=dropped, reason=why)
                    for k, t, kept, dropped, why in conflicts],
     )
-    return Collected(board, copies)
-
-
-def load_leaderboard(path: Path) -> Leaderboard:
-    """Read a leaderboard.json back (one-line errors)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise HarnessError(f"{path}: no such file") from None
-    except (OSError, ValueError) as e:
-        raise HarnessError(f"{path}: cannot read: {e}") from None
-    if not isinstance(data, dict) or data.get("kind") != LEADERBOARD_KIND:
-        raise HarnessError(f"{path}: not a genharness leaderboard.json")
-    if data.get("schema_version") != LEADERBOARD_SCHEMA_VERSION:
-        raise HarnessError(f"{path}: leaderboard schema_version {data.get('schema_version')!r} "
-                           f"is not supported (expected {LEADERBOARD_SCHEMA_VERSION})")
-    try:
-        return Leaderboard.model_validate(data)
-    except ValidationError as e:
-        raise HarnessError(f"{path}: invalid leaderboard.json: {e.errors()[0]['msg']}") from None
+    return Collected(board, copies, invalid)

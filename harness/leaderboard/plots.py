@@ -24,12 +24,18 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, path: Path) -> None:
-    # no timestamp/software metadata: the same leaderboard gives the same bytes
-    fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
+def _save(fig: Any, path: Path, root: Path | None) -> None:
+    # no timestamp/software metadata: the same leaderboard gives the same bytes; the file is
+    # created afresh under root (default: its folder), never through a link
+    from harness.leaderboard.paths import SafeWriter
+
+    root = path.parent if root is None else root
+    with SafeWriter(root).open(path.relative_to(root).as_posix()) as f:
+        fig.savefig(f, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
 
 
-def task_curve_png(board: Leaderboard, task: TaskBoard, path: Path) -> Path:
+def task_curve_png(board: Leaderboard, task: TaskBoard, path: Path,
+                   root: Path | None = None) -> Path:
     """Accuracy per bucket, one line per entry with its Wilson 95% band, ID/OOD boundary dashed."""
     plt = _pyplot()
     order = {e.id: n for n, e in enumerate(board.entries)}
@@ -64,13 +70,13 @@ def task_curve_png(board: Leaderboard, task: TaskBoard, path: Path) -> Path:
         ax.grid(axis="y", color="#ddd")
         if task.rows:
             ax.legend(fontsize=8, loc="best")
-        _save(fig, path)
+        _save(fig, path, root)
     finally:
         plt.close(fig)
     return path
 
 
-def gaps_png(board: Leaderboard, path: Path) -> Path:
+def gaps_png(board: Leaderboard, path: Path, root: Path | None = None) -> Path:
     """Mean ID − OOD gap per entry (points) with its 95% CI."""
     plt = _pyplot()
     entries = board.entries
@@ -88,7 +94,7 @@ def gaps_png(board: Leaderboard, path: Path) -> Path:
         ax.axvline(0, color="#444", linewidth=1)
         ax.set_xlabel("ID − OOD gap (points, mean over tasks, 95% CI)")
         ax.set_title(board.title, fontsize=10)
-        _save(fig, path)
+        _save(fig, path, root)
     finally:
         plt.close(fig)
     return path
@@ -99,8 +105,7 @@ def write_plots(board: Leaderboard, out: Path) -> list[Path]:
     folder = out / "plots"
     for old in folder.glob("*.png"):  # plots of tasks no longer on the board
         old.unlink()
-    folder.mkdir(parents=True, exist_ok=True)
-    files = [task_curve_png(board, t, folder / f"{task_file_stem(t.task)}.png")
+    files = [task_curve_png(board, t, folder / f"{task_file_stem(t.task)}.png", out)
              for t in board.tasks]
-    files.append(gaps_png(board, folder / "gaps.png"))
+    files.append(gaps_png(board, folder / "gaps.png", out))
     return files

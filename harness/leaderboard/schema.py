@@ -130,7 +130,7 @@ class SourceRun(_Model):
 
     path: str  # as given on the command line
     model: str  # backend:name
-    entry: str  # Entry.id it contributes to
+    entry: str  # Entry.id it contributes to ("": none of its tasks is on the board)
     tasks: list[str]  # tasks it holds
     used_tasks: list[str]  # of those, the ones it is the latest run for
     harness_version: str  # genharness version that wrote it

@@ -20,6 +20,7 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from harness.leaderboard.charts import Bar, color, curve_svg, gap_bars_svg
+from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.plots import task_file_stem
 from harness.leaderboard.schema import Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.tables import analysis_columns, analysis_title
@@ -55,13 +56,11 @@ def environment() -> SandboxedEnvironment:
     return env
 
 
-def _copy_assets(out: Path) -> None:
-    dest = out / "assets"
-    dest.mkdir(parents=True, exist_ok=True)
+def _copy_assets(w: SafeWriter) -> None:
     folder = resources.files("harness.leaderboard").joinpath(_TEMPLATES).joinpath("assets")
     for item in folder.iterdir():
         if item.is_file():
-            (dest / item.name).write_bytes(item.read_bytes())
+            w.write_bytes(f"assets/{item.name}", item.read_bytes())
 
 
 def _task_gap_bars(board: Leaderboard, task: TaskBoard) -> list[Bar]:
@@ -71,31 +70,27 @@ def _task_gap_bars(board: Leaderboard, task: TaskBoard) -> list[Bar]:
             for r in task.rows]
 
 
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def write_site(board: Leaderboard, out: Path, png: bool = True) -> list[Path]:
-    """Render every page into *out* (existing site pages there are replaced)."""
+    """Render every page into *out* (existing site pages there are replaced; every path is
+    checked to stay inside *out* and no link is written through)."""
     env = environment()
     for sub in ("tasks", "models"):
         shutil.rmtree(out / sub, ignore_errors=True)
-    _copy_assets(out)
+    w = SafeWriter(out)
+    _copy_assets(w)
     analyses = analysis_columns(board)
     rows: dict[tuple[str, str], TaskRow] = {(t.task, r.entry): r for t in board.tasks
                                             for r in t.rows}
     common: dict[str, Any] = {"board": board, "png": png, "analyses": analyses}
     entry_bars = [Bar(e.label, e.gap, e.gap_ci_low, e.gap_ci_high, color(n))
                   for n, e in enumerate(board.entries)]
-    files = [_write(out / "index.html", env.get_template("index.html").render(
+    files = [w.write_text("index.html", env.get_template("index.html").render(
         root="", rows=rows, gap_chart=gap_bars_svg(entry_bars, "mean ID − OOD gap"), **common))]
     labels = {e.id: e.label for e in board.entries}
     task_tpl = env.get_template("task.html")
     for t in board.tasks:
         task_analyses = sorted({a.name for r in t.rows for a in r.analyses})
-        files.append(_write(out / "tasks" / f"{task_file_stem(t.task)}.html", task_tpl.render(
+        files.append(w.write_text(f"tasks/{task_file_stem(t.task)}.html", task_tpl.render(
             root="../", task=t, labels=labels, curve=curve_svg(t, board.entries),
             gap_chart=gap_bars_svg(_task_gap_bars(board, t), f"{t.task}: ID − OOD gap"),
             id_labels=[b.label for b in t.buckets if b.role == "ID"],
@@ -104,7 +99,7 @@ def write_site(board: Leaderboard, out: Path, png: bool = True) -> list[Path]:
     model_tpl = env.get_template("model.html")
     for e in board.entries:
         mine = [(t, rows[(t.task, e.id)]) for t in board.tasks if (t.task, e.id) in rows]
-        files.append(_write(out / "models" / f"{e.id}.html", model_tpl.render(
+        files.append(w.write_text(f"models/{e.id}.html", model_tpl.render(
             root="../", entry=e, rows=mine,
             config=json.dumps(e.card.config, sort_keys=True, ensure_ascii=False), **common)))
     return files

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from harness.leaderboard.collect import HEADLINE_ANALYSES
+from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.schema import Entry, Leaderboard, TaskBoard
 
 
@@ -175,9 +176,10 @@ def markdown(board: Leaderboard) -> str:
 
 
 def write_tables(board: Leaderboard, out: Path) -> list[Path]:
-    """Write leaderboard.csv, buckets.csv and leaderboard.md into *out*."""
-    files = [out / "leaderboard.csv", out / "buckets.csv", out / "leaderboard.md"]
-    leaderboard_frame(board).to_csv(files[0], index=False, lineterminator="\n")
-    buckets_frame(board).to_csv(files[1], index=False, lineterminator="\n")
-    files[2].write_text(markdown(board), encoding="utf-8")
-    return files
+    """Write leaderboard.csv, buckets.csv and leaderboard.md into *out* (never through links)."""
+    w = SafeWriter(out)
+    return [w.write_text("leaderboard.csv",
+                         leaderboard_frame(board).to_csv(index=False, lineterminator="\n")),
+            w.write_text("buckets.csv",
+                         buckets_frame(board).to_csv(index=False, lineterminator="\n")),
+            w.write_text("leaderboard.md", markdown(board))]

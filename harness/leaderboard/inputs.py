@@ -1,0 +1,96 @@
+"""Reading a leaderboard's inputs: results.json files and leaderboard.json, each problem one
+line naming the file; and checking a run's tasks before their names reach a path."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from harness.errors import HarnessError
+from harness.leaderboard.paths import samples_problem, task_problem
+from harness.leaderboard.schema import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION, Leaderboard
+from harness.results import SCHEMA_VERSION, Results, TaskResult, file_sha256
+
+
+def load_results(path: Path) -> Results:
+    """Read and validate one results.json; any problem is one :class:`HarnessError` line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise HarnessError(f"{path}: cannot read: {e}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise HarnessError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, dict) or "schema_version" not in data or "tasks" not in data:
+        raise HarnessError(f"{path}: not a genharness results.json (no schema_version/tasks)")
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise HarnessError(f"{path}: results schema_version {data['schema_version']!r} is not "
+                           f"supported (this harness reads version {SCHEMA_VERSION})")
+    try:
+        return Results.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise HarnessError(f"{path}: invalid results.json: {where}: {err['msg']}") from None
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A per-sample file to copy into the leaderboard."""
+
+    src: Path  # the checked samples file (inside its run folder)
+    rel: str  # destination relative to the leaderboard folder
+    sha256: str | None  # what results.json records for it (None: nothing recorded)
+    results: str  # the results.json that lists it (for messages)
+
+
+def check_run(path: Path, res: Results, samples: str,
+             invalid: list[str]) -> tuple[Results, dict[str, tuple[Path, str | None]]]:
+    """The run without its invalid tasks (each reason appended to ``invalid``), and the checked
+    samples file of each task that has one (``samples == "copy"`` only)."""
+    keep: list[TaskResult] = []
+    files: dict[str, tuple[Path, str | None]] = {}
+    for i, t in enumerate(res.tasks):
+        if (why := task_problem(t.task)) is not None:
+            invalid.append(f"{path}: tasks[{i}].task: {t.task!r} is not a safe task address "
+                           f"({why})")
+            continue
+        if samples == "copy":
+            src, why = samples_problem(path.parent, t.samples_file)
+            if why is not None:
+                invalid.append(f"{path}: tasks[{i}].samples_file: {t.samples_file!r} {why}; "
+                               "only files inside the run folder are published")
+                continue
+            if src is not None:
+                if t.samples_sha256 is not None and file_sha256(src) != t.samples_sha256:
+                    invalid.append(f"{path}: tasks[{i}].samples_sha256: {src} does not match "
+                                   "it (the samples file changed after the run)")
+                    continue
+                files[t.task] = (src, t.samples_sha256)
+        keep.append(t)
+    return res.model_copy(update={"tasks": keep}), files
+
+
+def load_leaderboard(path: Path) -> Leaderboard:
+    """Read a leaderboard.json back (one-line errors)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HarnessError(f"{path}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise HarnessError(f"{path}: cannot read: {e}") from None
+    if not isinstance(data, dict) or data.get("kind") != LEADERBOARD_KIND:
+        raise HarnessError(f"{path}: not a genharness leaderboard.json")
+    if data.get("schema_version") != LEADERBOARD_SCHEMA_VERSION:
+        raise HarnessError(f"{path}: leaderboard schema_version {data.get('schema_version')!r} "
+                           f"is not supported (expected {LEADERBOARD_SCHEMA_VERSION})")
+    try:
+        return Leaderboard.model_validate(data)
+    except ValidationError as e:
+        raise HarnessError(f"{path}: invalid leaderboard.json: {e.errors()[0]['msg']}") from None
