@@ -5,10 +5,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
 from harness.results import Results
 from harness.scoring.gaps import GapReport
+from harness.scoring.report import TemplateReport
 
 
 def _pct(x: float | None) -> str:
@@ -52,26 +54,47 @@ def analysis_line(a: AnalysisResult) -> str:
     return f"{a.name}: {val}{ci}  (n={a.n})"
 
 
+def table_title(task: str, template: str, condition: str = "") -> str:
+    """The heading of one task-and-template table."""
+    cond = f", condition {condition}" if condition else ""
+    return f"{task}  [template {template}{cond}]"
+
+
+def _longest_word(texts: list[str]) -> int:
+    return max((len(w) for t in texts for w in t.split()), default=1)
+
+
+def bucket_table(difficulty_name: str, tr: TemplateReport) -> Table:
+    """One template's bucket rows and pooled ID/OOD rows.
+
+    Readable at 80 columns: only the difficulty column wraps, between words (it is never
+    narrower than its longest word); numbers, roles and intervals stay on one line.
+    """
+    labels = [b.bucket for b in tr.buckets] + [f"all {r.role}" for r in tr.roles]
+    table = Table(title_justify="left")
+    table.add_column(difficulty_name, justify="left", overflow="fold",
+                     min_width=_longest_word([difficulty_name, *labels]))
+    for col in ("role", "n", "acc %", "95% CI"):
+        table.add_column(col, justify="left" if col == "role" else "right", no_wrap=True)
+    for b in tr.buckets:
+        table.add_row(b.bucket, b.role, str(b.n), _pct(b.accuracy),
+                      f"[{_pct(b.ci_low)}, {_pct(b.ci_high)}]")
+    for r in tr.roles:
+        table.add_row(f"all {r.role}", r.role, str(r.n), _pct(r.accuracy),
+                      f"[{_pct(r.ci_low)}, {_pct(r.ci_high)}]", style="bold")
+    return table
+
+
 def print_results(results: Results, console: Console | None = None) -> None:
-    """Print every task's bucket table and gap lines."""
+    """Print every task's bucket table and gap lines; the title of each table is a line of
+    its own (a table title wraps at the table's width)."""
     console = console or Console()
     console.print(escape(f"model: {results.model.backend}:{results.model.name}  "
                          f"seed: {results.run.seed}"))
     for task in results.tasks:
         for tr in task.templates:
-            cond = f", condition {tr.condition}" if tr.condition else ""
-            table = Table(title=escape(f"{task.task}  [template {tr.template}{cond}]"),
-                          title_justify="left")
-            for col, just in ((task.difficulty_name, "left"), ("role", "left"), ("n", "right"),
-                              ("acc %", "right"), ("95% CI", "right")):
-                table.add_column(col, justify=just)  # type: ignore[arg-type]
-            for b in tr.buckets:
-                table.add_row(b.bucket, b.role, str(b.n), _pct(b.accuracy),
-                              f"[{_pct(b.ci_low)}, {_pct(b.ci_high)}]")
-            for r in tr.roles:
-                table.add_row(f"all {r.role}", r.role, str(r.n), _pct(r.accuracy),
-                              f"[{_pct(r.ci_low)}, {_pct(r.ci_high)}]", style="bold")
-            console.print(table)
+            console.print(Text(table_title(task.task, tr.template, tr.condition), style="italic"))
+            console.print(bucket_table(task.difficulty_name, tr))
             for line in gap_lines(tr.gaps):
                 console.print("  " + escape(line))
         for a in task.analyses:
