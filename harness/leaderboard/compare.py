@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import HarnessError
 from harness.leaderboard.collect import load_results
+from harness.leaderboard.paths import samples_problem
 from harness.results import Results, read_samples
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
@@ -143,10 +144,15 @@ def paired_stat(pairs: Sequence[_Pair], scope: str, role: str | None, seed: int,
 
 
 def _samples(results_path: Path, res: Results, task: str) -> list[SampleRecord]:
-    t = next(t for t in res.tasks if t.task == task)
+    i, t = next((i, t) for i, t in enumerate(res.tasks) if t.task == task)
     path = results_path.parent / t.samples_file
+    src, why = samples_problem(results_path.parent, t.samples_file)
+    if why is not None:  # only files inside the run folder are read
+        raise HarnessError(f"{results_path}: tasks[{i}].samples_file: {t.samples_file!r} {why}")
     try:
-        return read_samples(path)
+        if src is None:
+            raise FileNotFoundError(path)
+        return read_samples(src, t.samples_sha256)
     except FileNotFoundError:
         raise HarnessError(f"{path}: per-sample file of {task} not found (compare needs "
                            "the samples/ folder next to results.json)") from None

@@ -292,3 +292,20 @@ def test_cli_refuses_in_one_line_and_skips_with_a_warning(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     assert r.stderr.startswith("warning: skipped: ") and r.stderr.count("\n") == 1
     assert "1 tasks skipped" in r.stdout
+
+
+def test_compare_reads_no_samples_file_outside_a_run_folder(tmp_path: Path) -> None:
+    from harness.leaderboard.compare import compare_runs
+
+    a, b = good_run(tmp_path / "a", "a"), good_run(tmp_path / "b", "b")
+    assert compare_runs(a, b).tasks[0].task == ADD.task
+    target = tmp_path / "a/samples/lengthgen/addition.jsonl"
+    edit_task(b, samples_file=str(target))  # a valid samples file, but another run's
+    with pytest.raises(HarnessError) as e:
+        compare_runs(a, b)
+    assert str(b) in one_line(e) and "tasks[0].samples_file" in str(e.value)
+    edit_task(b, samples_file="samples/lengthgen/addition.jsonl",
+              samples_sha256="0" * 64)
+    with pytest.raises(HarnessError) as e:
+        compare_runs(a, b)
+    assert "samples_sha256" in one_line(e)
