@@ -28,6 +28,7 @@ from harness.leaderboard.paths import (
     SafeWriter,
     check_out,
     new_build_folder,
+    remove_stale,
     swap_in,
 )
 from harness.leaderboard.schema import Conflict, Leaderboard
@@ -106,6 +107,7 @@ def build(paths: Sequence[Path], out: Path, title: str = "Leaderboard", samples:
                         skip_invalid=skip_invalid)
     with BuildLock(where):
         check_out(where)  # again, now that no other build can change it
+        remove_stale(where)
         tmp = new_build_folder(where)
         try:
             files = _write_all(collected.board, collected.copies, tmp, png)

@@ -195,6 +195,20 @@ def new_build_folder(out: Path) -> Path:
     return tmp
 
 
+def remove_stale(out: Path) -> None:
+    """Remove build folders that killed builds left next to ``out`` (call with the lock held:
+    only a lock holder creates them, so any found then is stale)."""
+    for prefix in (f".{out.name}.build-", f".{out.name}.old-"):
+        for stale in out.parent.glob(f"{glob_escape(prefix)}*"):
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+
+
+def glob_escape(text: str) -> str:
+    """``text`` with glob metacharacters made literal."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
     system or file system cannot."""

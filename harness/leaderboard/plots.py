@@ -103,8 +103,9 @@ def gaps_png(board: Leaderboard, path: Path, root: Path | None = None) -> Path:
 def write_plots(board: Leaderboard, out: Path) -> list[Path]:
     """Every task's curve and the gap chart under ``out/plots/``."""
     folder = out / "plots"
-    for old in folder.glob("*.png"):  # plots of tasks no longer on the board
-        old.unlink()
+    if folder.is_dir() and not folder.is_symlink():  # never delete through a link
+        for old in folder.glob("*.png"):  # plots of tasks no longer on the board
+            old.unlink()
     files = [task_curve_png(board, t, folder / f"{task_file_stem(t.task)}.png", out)
              for t in board.tasks]
     files.append(gaps_png(board, folder / "gaps.png", out))

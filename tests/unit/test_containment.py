@@ -244,8 +244,11 @@ def test_a_second_build_into_one_folder_fails_at_once_naming_the_first(tmp_path:
         msg = one_line(e)
         assert "another leaderboard build" in msg and f"pid {os.getpid()}" in msg
         assert not out.exists()
+    (tmp_path / ".lb.build-killed").mkdir()  # left by a build that was killed
+    (tmp_path / ".lb.build-killed/index.html").write_text("half")
     build(runs, out, png=False)  # free again
     assert (out / "index.html").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lb", "run"]
 
 
 def _titles(out: Path) -> set[str]:
