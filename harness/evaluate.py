@@ -21,7 +21,7 @@ from harness.errors import HarnessError, Interrupted
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line, used_plugins
 from harness.models.base import LM
 from harness.plugins import one_line
-from harness.progress import ProgressLM, Reporter
+from harness.progress import ProgressLM, Reporter, RunClock
 from harness.results import (
     SCHEMA_VERSION,
     CacheReport,
@@ -59,6 +59,7 @@ class _Progress:
     finished: list[TaskResult] = field(default_factory=list)  # tasks done, in run order
     failed: list[TaskFailure] = field(default_factory=list)  # tasks that raised
     current: TaskRef | None = None  # the task being run
+    clock: RunClock | None = None  # prompts planned and time left (when progress is printed)
 
     def interrupted(self, cfg: RunConfig) -> Interrupted:
         done = len(self.finished) + len(self.failed)
@@ -95,8 +96,12 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
             raise
         except Exception as e:  # anything a task's generator, source or metric raises
             progress.failed.append(failure(ref, e))
+            if progress.clock:
+                progress.clock.task_failed(ref.address)
         else:
             progress.finished.append(outcome.result)
+            if progress.clock and on_progress:
+                on_progress(progress.clock.task_done(ref.address))
             for k, v in outcome.timings.items():
                 timings[f"{ref.address}.{k}"] = v
             continue
@@ -153,6 +158,9 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
             cached = CachedLM(base, ResponseCache(cfg.cache_dir or default_cache_dir()))
         front: LM = cached or base
         front = ProgressLM(front, reporter) if reporter else front
+        if on_progress:  # the run's prompt count before the first model call
+            progress.clock = RunClock.plan(specs, cfg, base)
+            on_progress(progress.clock.announce())
         _run_tasks(specs, front, cfg, progress, timings, on_progress, on_failure)
     finally:
         if cached:

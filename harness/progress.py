@@ -1,4 +1,9 @@
-"""Live progress of model calls: a wrapper that counts responses as the backend reports them.
+"""Progress of a run: how many prompts it will send, live bars, and the time left.
+
+``RunClock`` counts every task's prompts once the model is loaded, before the first model call
+("1,560 prompts in 13 tasks"), and after each task estimates the time left from the prompts
+done so far ("about 2 min 10 s left (estimated)"); a task is the run's first chunk unless it has
+more than ``--chunk-size`` prompts.
 
 ``ProgressLM`` sits in front of the model (and its cache); each method call becomes one bar
 ("lengthgen/addition generate 120/400"), advanced through the backend's ``on_done`` reports.
@@ -7,8 +12,10 @@ The CLI draws the bars with rich on stderr; the Python API passes no reporter an
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from harness.models.base import LM, OnDone, WrapperLM
 from harness.models.cache import call_inner
@@ -19,6 +26,11 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
+
+if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.tasks.refs import TaskRef
+    from harness.tasks.spec import TaskSpec
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -113,3 +125,76 @@ class RichReporter:
             self._progress.remove_task(self._task)  # type: ignore[arg-type]
             self._task = None
         self._progress.stop()
+
+
+def task_prompts(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM) -> int | None:
+    """The prompts the run sends for one task (templates × conditions × items), counted as the
+    runner counts them, without generating items; None when the task's items cannot be read
+    (the task's own run reports why)."""
+    from harness.runner import conditions, pick_templates
+    from harness.tasks.instances import build_instances, labels
+
+    try:
+        inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
+                               model.count_tokens)
+        n_tpl = len(pick_templates(spec, cfg.templates, ref.address))
+    except Exception:
+        return None
+    return n_tpl * sum(inst.count(labels(c.evaluate)) for c in conditions(spec))
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``2 min 10 s``, ``1 h 05 min``."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+@dataclass
+class RunClock:
+    """A run's planned prompts per task and how long the finished ones took."""
+
+    planned: dict[str, int | None]  # task address -> prompts (None: not countable in advance)
+    started: float = field(default_factory=lambda: time.perf_counter())  # model calls begin
+    done_tasks: int = 0  # tasks finished (or failed)
+    done_prompts: int = 0  # their prompts
+
+    @classmethod
+    def plan(cls, specs: Sequence[tuple[TaskRef, TaskSpec]], cfg: RunConfig,
+             model: LM) -> RunClock:
+        """Count every task's prompts; the clock starts now."""
+        return cls({ref.address: task_prompts(ref, spec, cfg, model) for ref, spec in specs})
+
+    @property
+    def total(self) -> int:
+        """Prompts of the tasks that could be counted."""
+        return sum(n for n in self.planned.values() if n is not None)
+
+    def announce(self) -> str:
+        """The line printed before the first model call."""
+        n = len(self.planned)
+        uncounted = sum(v is None for v in self.planned.values())
+        more = f" (and {uncounted} not countable in advance)" if uncounted else ""
+        return f"{self.total:,} prompts in {n} task{'s' if n != 1 else ''}{more}"
+
+    def task_failed(self, address: str) -> None:
+        """Record a task that raised: its prompts leave the plan."""
+        self.done_tasks += 1
+        self.planned[address] = 0
+
+    def task_done(self, address: str) -> str:
+        """Record a finished task; the line with the time left."""
+        self.done_tasks += 1
+        self.done_prompts += self.planned.get(address) or 0
+        elapsed = time.perf_counter() - self.started
+        head = (f"[{self.done_tasks}/{len(self.planned)} tasks, {self.done_prompts:,}/"
+                f"{self.total:,} prompts, {duration(elapsed)}]")
+        left = self.total - self.done_prompts
+        if self.done_tasks == len(self.planned) or left <= 0:
+            return f"{head} model calls done"
+        if not self.done_prompts:
+            return f"{head} time left not known yet"
+        return f"{head} about {duration(elapsed / self.done_prompts * left)} left (estimated)"
