@@ -65,7 +65,8 @@ marks = {"python_started": time.time() - t_spawn}
 import harness.cli.main as cli
 import harness.models.registry as reg
 marks["cli_imported"] = time.time() - t_spawn
-heavy = lambda: sorted({m.split('.')[0] for m in sys.modules} & {"torch", "transformers"})
+heavy = lambda: sorted({m.split('.')[0] for m in sys.modules}
+                      & {"torch", "transformers", "datasets", "pyarrow"})
 real = reg.load_model
 def load_model(*a, **k):
     marks["model_load_start"] = time.time() - t_spawn

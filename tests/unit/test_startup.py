@@ -55,7 +55,7 @@ def test_tasks_list_imports_no_torch(synth: Path) -> None:
         "from harness.cli.main import main\n"
         "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('torch', 'transformers', 'tokenizers', 'numpy_financial'))\n"
+        "('torch', 'transformers', 'tokenizers', 'numpy_financial', 'datasets', 'pyarrow'))\n"
         "print('HEAVY', heavy)\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
