@@ -99,3 +99,7 @@ def print_results(results: Results, console: Console | None = None) -> None:
                 console.print("  " + escape(line))
         for a in task.analyses:
             console.print("  " + escape(analysis_line(a)))
+    limit = results.run.limit_per_bucket
+    if limit is not None and results.tasks:
+        console.print(escape(f"at most {limit} items per bucket, a first look: drop "
+                             "--limit-per-bucket for all items"), style="dim")

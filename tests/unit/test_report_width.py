@@ -76,7 +76,8 @@ def _all_builtin_results(wide: bool) -> Results:
     return Results(
         schema_version=SCHEMA_VERSION,
         harness=HarnessInfo(version="0.1.0", git_commit=None, git_dirty=None),
-        run=RunConfig(model="hf:smollm2-135m", tasks=SUITES, seed=0, output_dir=Path("x")),
+        run=RunConfig(model="hf:smollm2-135m", tasks=SUITES, seed=0, limit_per_bucket=1000,
+                      output_dir=Path("x")),
         model=ModelIdentity(backend="hf", name="smollm2-135m", path="p", revision=None,
                             weights_sha256=None, dtype="float32", device="cpu"),
         environment=Environment(python="3.11", platform="Linux", libraries={}),
