@@ -153,25 +153,45 @@ def duration(seconds: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
+PREFILL_WEIGHT = 8  # a prompt's own forward pass, in generated-token units (for the estimate)
+
+
+def prompt_weight(spec: TaskSpec) -> int:
+    """How much model work one prompt of the task costs, for the estimate of the time left: the
+    tokens it may generate, plus its own forward pass (a task that writes 115 tokens per
+    prompt costs many times one that writes 4)."""
+    return int(getattr(spec.output, "max_tokens", 0) or 0) + PREFILL_WEIGHT
+
+
 @dataclass
 class RunClock:
-    """A run's planned prompts per task and how long the finished ones took."""
+    """A run's planned prompts per task and how long the finished ones took.
+
+    The time left is the time so far scaled by the work left over the work done, where a
+    task's work is its prompts times ``prompt_weight``.
+    """
 
     planned: dict[str, int | None]  # task address -> prompts (None: not countable in advance)
+    weights: dict[str, int] = field(default_factory=dict)  # task address -> work per prompt
     started: float = field(default_factory=lambda: time.perf_counter())  # model calls begin
     done_tasks: int = 0  # tasks finished (or failed)
     done_prompts: int = 0  # their prompts
+    done_work: int = 0  # their work (prompts x weight)
 
     @classmethod
     def plan(cls, specs: Sequence[tuple[TaskRef, TaskSpec]], cfg: RunConfig,
              model: LM) -> RunClock:
         """Count every task's prompts; the clock starts now."""
-        return cls({ref.address: task_prompts(ref, spec, cfg, model) for ref, spec in specs})
+        return cls({ref.address: task_prompts(ref, spec, cfg, model) for ref, spec in specs},
+                   {ref.address: prompt_weight(spec) for ref, spec in specs})
 
     @property
     def total(self) -> int:
         """Prompts of the tasks that could be counted."""
         return sum(n for n in self.planned.values() if n is not None)
+
+    def _work(self, address: str) -> int:
+        return (self.planned.get(address) or 0) * self.weights.get(address, 1)
 
     def announce(self) -> str:
         """The line printed before the first model call."""
@@ -189,12 +209,13 @@ class RunClock:
         """Record a finished task; the line with the time left."""
         self.done_tasks += 1
         self.done_prompts += self.planned.get(address) or 0
+        self.done_work += self._work(address)
         elapsed = time.perf_counter() - self.started
         head = (f"[{self.done_tasks}/{len(self.planned)} tasks, {self.done_prompts:,}/"
                 f"{self.total:,} prompts, {duration(elapsed)}]")
-        left = self.total - self.done_prompts
-        if self.done_tasks == len(self.planned) or left <= 0:
+        work_left = sum(self._work(a) for a in self.planned) - self.done_work
+        if self.done_tasks == len(self.planned) or work_left <= 0:
             return f"{head} model calls done"
-        if not self.done_prompts:
+        if not self.done_work:
             return f"{head} time left not known yet"
-        return f"{head} about {duration(elapsed / self.done_prompts * left)} left (estimated)"
+        return f"{head} about {duration(elapsed / self.done_work * work_left)} left (estimated)"

@@ -12,8 +12,9 @@ import pytest
 from harness import progress as progress_mod
 from harness.config import RunConfig
 from harness.evaluate import evaluate
-from harness.progress import RunClock, duration
+from harness.progress import PREFILL_WEIGHT, RunClock, duration, prompt_weight
 from harness.requests import GenerateRequest, GenerateResponse
+from harness.tasks.registry import TaskIndex
 from tests.fixtures.fake_model import FakeLM
 
 
@@ -32,6 +33,24 @@ def test_clock_estimates_from_the_prompts_done(monkeypatch: pytest.MonkeyPatch) 
     now[0] = 125.0
     assert clock.task_done("t/b").endswith("model calls done")
     assert clock.task_done("t/c") == "[3/3 tasks, 40/40 prompts, 25 s] model calls done"
+
+
+def test_the_estimate_weighs_prompts_by_the_tokens_they_generate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """10 short prompts (4 + 8 units each) took 6 s; 10 long ones (112 + 8) take 10x as long."""
+    now = [0.0]
+    monkeypatch.setattr(progress_mod.time, "perf_counter", lambda: now[0])
+    clock = RunClock({"t/short": 10, "t/long": 10}, {"t/short": 12, "t/long": 120})
+    now[0] = 6.0
+    assert clock.task_done("t/short").endswith("about 1 min 00 s left (estimated)")
+
+
+def test_prompt_weight() -> None:
+    index = TaskIndex.build([])
+    spec = index.spec(index.resolve(["lengthgen/addition_scratchpad"])[0])
+    assert prompt_weight(spec) == 115 + PREFILL_WEIGHT
+
+
 
 
 def test_a_failed_task_leaves_the_plan() -> None:
