@@ -57,12 +57,13 @@ def _offline_env(tmp_path: Path, endpoint: str) -> dict[str, str]:
     return env
 
 
-def test_unknown_hub_model_fails_fast_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["org/no-such-model", "no-such-model"])
+def test_unknown_hub_model_fails_fast_with_one_line(tmp_path: Path, name: str) -> None:
     """Before the fix this printed retry lines for about a minute, twice, before its error."""
     env = _offline_env(tmp_path, _refused_url())
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [str(HARNESS), "eval", "--model", "hf:org/no-such-model", "--tasks", "lengthgen/addition",
+        [str(HARNESS), "eval", "--model", f"hf:{name}", "--tasks", "lengthgen/addition",
          "--limit-per-bucket", "1", "--output-dir", str(tmp_path / "out")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
@@ -70,7 +71,7 @@ def test_unknown_hub_model_fails_fast_with_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error: hf:org/no-such-model: ")
+    assert lines[0].startswith(f"error: hf:{name}: ")
     assert "cannot be reached (Connection refused)" in lines[0]
     assert "Hugging Face cache" in lines[0]
     assert elapsed < 5, f"took {elapsed:.1f} s"
