@@ -10,6 +10,7 @@ from harness.cli import (
     blocks_cmd,
     cache_cmd,
     compare_cmd,
+    data_cmd,
     eval_cmd,
     leaderboard_cmd,
     plugins_cmd,
@@ -37,6 +38,7 @@ app.add_typer(cache_cmd.app, name="cache")
 app.command("eval")(eval_cmd.eval_command)
 app.add_typer(leaderboard_cmd.app, name="leaderboard")
 app.command("compare")(compare_cmd.compare_command)
+app.add_typer(data_cmd.app, name="data")
 
 
 def _message(e: Exception) -> str:

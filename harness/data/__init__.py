@@ -1,0 +1,1 @@
+"""Training data from the task generators (``harness data export``)."""
