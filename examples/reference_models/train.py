@@ -1,0 +1,154 @@
+"""Train one tiny decoder-only reference model from scratch on exported ID data.
+
+The training rows come from ``harness.data.export.iter_rows`` (the same items and prompts as
+``harness data export``, never a same-seed eval prompt). The model is a transformers class with
+the position encoding the variant names, saved as an ordinary HF folder with a character-level
+fast tokenizer, loadable as ``--model hf:DIR`` without remote code. Deterministic per seed.
+
+    .venv/bin/python examples/reference_models/train.py --variant rope --seed 0 \
+        --task lengthgen/addition_reversed --steps 3000 --out refmodels/rope-s0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, models
+from transformers import (
+    GPT2Config,
+    GPT2LMHeadModel,
+    GPTNeoXConfig,
+    GPTNeoXForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedModel,
+    PreTrainedTokenizerFast,
+)
+
+from harness.data.export import ExportReport, iter_rows
+from harness.tasks.registry import TaskIndex
+
+VARIANTS = ("learned", "rope", "nope")  # GPT-2 absolute, Llama rotary, GPT-NeoX rotary_pct=0
+PAD, EOS = "<pad>", "<eos>"
+
+
+def char_tokenizer() -> PreTrainedTokenizerFast:
+    """One token per printable ASCII character and newline (BPE with no merges)."""
+    chars = ["\n"] + [chr(c) for c in range(32, 127)]
+    vocab = {PAD: 0, EOS: 1, **{ch: i + 2 for i, ch in enumerate(chars)}}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token=None))
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=EOS,
+                                   bos_token=EOS, clean_up_tokenization_spaces=False)
+
+
+def build_model(variant: str, vocab: int, layers: int, d: int, heads: int, ctx: int
+                ) -> PreTrainedModel:
+    """A fresh model of the variant (weights from torch's current seed)."""
+    if variant == "learned":
+        return GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_positions=ctx, n_embd=d,
+                                          n_layer=layers, n_head=heads, bos_token_id=1,
+                                          eos_token_id=1, pad_token_id=0))
+    if variant == "rope":
+        return LlamaForCausalLM(LlamaConfig(
+            vocab_size=vocab, hidden_size=d, intermediate_size=4 * d, num_hidden_layers=layers,
+            num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=ctx,
+            bos_token_id=1, eos_token_id=1, pad_token_id=0, tie_word_embeddings=True))
+    if variant == "nope":  # rotary on 0% of each head: no position signal but the causal mask
+        return GPTNeoXForCausalLM(GPTNeoXConfig(
+            vocab_size=vocab, hidden_size=d, intermediate_size=4 * d, num_hidden_layers=layers,
+            num_attention_heads=heads, max_position_embeddings=ctx, rotary_pct=0.0,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                             "partial_rotary_factor": 0.0},
+            bos_token_id=1, eos_token_id=1, pad_token_id=0, use_parallel_residual=False))
+    raise SystemExit(f"--variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
+
+
+def encode(tok: PreTrainedTokenizerFast, prompt: str, target: str) -> tuple[list[int], int]:
+    """Token ids of ``prompt + " " + target + "\\n"`` and where the answer starts."""
+    p = tok.encode(prompt, add_special_tokens=False)
+    a = tok.encode(" " + target + "\n", add_special_tokens=False)
+    return p + a, len(p)
+
+
+def batch(rows: list[tuple[list[int], int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded ids, attention mask and labels (loss on the answer only)."""
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.zeros(len(rows), width, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    labels = torch.full_like(ids, -100)
+    for i, (seq, start) in enumerate(rows):
+        ids[i, :len(seq)] = torch.tensor(seq)
+        mask[i, :len(seq)] = 1
+        labels[i, start:len(seq)] = torch.tensor(seq[start:])
+    return ids, mask, labels
+
+
+def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int = 3,
+          d: int = 128, heads: int = 4, batch_size: int = 64, lr: float = 1e-3,
+          threads: int = 1) -> dict[str, object]:
+    """Train and save one model; its training record (also written to out/train.json)."""
+    torch.set_num_threads(threads)
+    random.seed(seed)
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+    index = TaskIndex.build([])
+    ref = index.resolve([task])[0]
+    spec = index.spec(ref)
+    report = ExportReport()
+    rows = iter_rows(spec, ref, "ID", seed, None, report)
+    tok = char_tokenizer()
+    model = build_model(variant, len(tok), layers, d, heads, 256)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps,
+                                                pct_start=0.1)
+    model.train()
+    t0, loss_v = time.perf_counter(), float("nan")
+    for step in range(steps):
+        ids, mask, labels = batch([encode(tok, str(r["prompt"]), str(r["target"]))
+                                   for r in (next(rows) for _ in range(batch_size))])
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        loss_v = float(loss)
+        if step % 200 == 0:
+            print(f"step {step} loss {loss_v:.4f} {time.perf_counter() - t0:.0f}s", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    record: dict[str, object] = {
+        "task": task, "variant": variant, "seed": seed, "steps": steps, "batch_size": batch_size,
+        "layers": layers, "d_model": d, "heads": heads, "lr": lr, "final_loss": loss_v,
+        "seconds": round(time.perf_counter() - t0, 1), "threads": threads,
+        "train_rows": steps * batch_size, "skipped_eval_items": report.skipped_eval,
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+    (out / "train.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return record
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--task", default="lengthgen/addition_reversed")
+    ap.add_argument("--variant", choices=VARIANTS, required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--d-model", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args()
+    print(json.dumps(train(a.task, a.variant, a.seed, a.steps, a.out, a.layers, a.d_model,
+                           threads=a.threads)))
+
+
+if __name__ == "__main__":
+    main()
