@@ -90,13 +90,13 @@ def batch(rows: list[tuple[list[int], int]]) -> tuple[torch.Tensor, torch.Tensor
 
 def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int = 3,
           d: int = 128, heads: int = 4, batch_size: int = 64, lr: float = 1e-3,
-          threads: int = 1) -> dict[str, object]:
+          threads: int = 1, include: list[Path] | None = None) -> dict[str, object]:
     """Train and save one model; its training record (also written to out/train.json)."""
     torch.set_num_threads(threads)
     random.seed(seed)
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
-    index = TaskIndex.build([])
+    index = TaskIndex.build(include or [])
     ref = index.resolve([task])[0]
     spec = index.spec(ref)
     report = ExportReport()
@@ -117,7 +117,7 @@ def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        loss_v = float(loss)
+        loss_v = loss.detach().item()
         if step % 200 == 0:
             print(f"step {step} loss {loss_v:.4f} {time.perf_counter() - t0:.0f}s", flush=True)
     out.mkdir(parents=True, exist_ok=True)
