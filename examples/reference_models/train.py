@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, models
+from tokenizers import Tokenizer, decoders, models
 from transformers import (
     GPT2Config,
     GPT2LMHeadModel,
@@ -42,6 +42,7 @@ def char_tokenizer() -> PreTrainedTokenizerFast:
     chars = ["\n"] + [chr(c) for c in range(32, 127)]
     vocab = {PAD: 0, EOS: 1, **{ch: i + 2 for i, ch in enumerate(chars)}}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token=None))
+    tok.decoder = decoders.Fuse()  # join characters as they are (no space between tokens)
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=EOS,
                                    bos_token=EOS, clean_up_tokenization_spaces=False)
 
