@@ -2,11 +2,11 @@
 # Rebuild (and evaluate) every reference model, one at a time; finished models are skipped, so
 # rerunning resumes. Outputs: refmodels/<task-slug>/<variant>-s<seed>/ (weights, ignored by git)
 # and leaderboards/reference/<task-slug>/<variant>-s<seed>/results.json (committed).
-#   bash examples/reference_models/rebuild.sh            # STEPS=3000 PER_BUCKET=100 by default
+#   bash examples/reference_models/rebuild.sh            # STEPS=2000 PER_BUCKET=100 by default
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=.venv/bin/python
-STEPS=${STEPS:-3000}
+STEPS=${STEPS:-2000}
 PER_BUCKET=${PER_BUCKET:-100}
 one() {  # task variant seed
   local slug=${1//\//_} dir="refmodels/${1//\//_}/$2-s$3" res="leaderboards/reference/${1//\//_}/$2-s$3"
