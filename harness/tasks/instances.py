@@ -282,7 +282,8 @@ def select_fewshot(
         picked = [p for p in candidates[: k + 1] if p.id != item.id and p.record != item.record]
         if len(picked) >= k:
             return picked[:k]
-        candidates = [p for p in candidates if p.id != item.id and p.record != item.record]
+    # Idempotent; also covers a shared pool of exactly k candidates (issue 17, item 1).
+    candidates = [p for p in candidates if p.id != item.id and p.record != item.record]
     if len(candidates) < k:
         where = "ID" if allowed is None else f"pool {sorted(allowed)}"
         raise HarnessError(

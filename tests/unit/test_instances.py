@@ -138,3 +138,14 @@ def test_files_source_fewshot_pool_is_id_only(tmp_path: Path) -> None:
         assert all(s.record["level"] <= 3 and s.id != item.id for s in shots)
     with pytest.raises(HarnessError, match="only 29 ID exemplars"):
         select_fewshot(inst.pool[0], inst.pool, 30, 0, "f")
+
+
+def test_shared_fewshot_never_returns_the_item_when_pool_has_exactly_k() -> None:
+    """Issue 17 item 1: shared=True, ID pool of exactly k holding the item → raise, never itself."""
+    ref, spec = _addition()
+    inst = build_instances(spec, ref.address, 3, ref.path.parent, 30)  # type: ignore[arg-type, attr-defined]
+    pool = list(inst.pool[:3])
+    with pytest.raises(HarnessError, match="k=3 but only 2"):
+        select_fewshot(pool[0], pool, 3, 3, ref.address, shared=True)  # type: ignore[attr-defined]
+    shots = select_fewshot(pool[0], pool, 2, 3, ref.address, shared=True)  # type: ignore[attr-defined]
+    assert pool[0].id not in {s.id for s in shots} and len(shots) == 2
