@@ -52,8 +52,8 @@ def _opt(x: float | None) -> float | None:
 
 
 def sgr_value(easy: float, hard: float, none: float) -> float | None:
-    """``(easy − none) / (hard − none)``; None when hard and none are equal."""
-    return None if hard == none else (easy - none) / (hard - none)
+    """``(easy − none) / (hard − none)``; None when hard <= none (no gap to recover, issue 17)."""
+    return None if hard <= none else (easy - none) / (hard - none)
 
 
 @analysis("sgr")
@@ -83,13 +83,17 @@ def sgr(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict
     ci: tuple[float | None, float | None] = (None, None)
     if 2 * int(ok.sum()) >= resamples:
         ci = _percentile_ci((e[ok] - z[ok]) / (h[ok] - z[ok]))
-    details = {
+    if value is None:
+        ci = (None, None)
+    details: dict[str, Any] = {
         "accuracy": {names[c]: r10(acc[c]) for c in names},
         "gap_hard_minus_none": r10(acc["hard"] - acc["none"]),
         "gap_easy_minus_none": r10(acc["easy"] - acc["none"]),
         "valid_resamples": int(ok.sum()), "resamples": resamples,
         "templates": sorted({k[0] for k in keys}),
     }
+    if value is None:
+        details["reason"] = "hard supervision is not better than none: no gap to recover"
     return AnalysisResult(name="sgr", value=_opt(value), ci_low=ci[0], ci_high=ci[1],
                           n=len(keys), details=details)
 

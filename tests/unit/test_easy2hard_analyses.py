@@ -115,3 +115,10 @@ def test_ability_1pl_analysis_on_the_difficulty_scale() -> None:
     assert allright.value is None and "unbounded" in allright.details["reason"]
     with pytest.raises(ValueError, match="scale"):
         get_analysis("ability_1pl")(samples, [], {"scale": 0}, 0)
+
+
+def test_sgr_is_none_when_hard_is_not_better_than_none() -> None:
+    """Issue 17 item 3: both supervisions worse than none → no gap to recover (was 0.5)."""
+    assert sgr_value(0.5, 0.4, 0.6) is None
+    assert sgr_value(0.7, 0.6, 0.6) is None
+    assert sgr_value(0.5, 0.8, 0.4) == pytest.approx(0.25)
