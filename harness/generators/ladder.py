@@ -57,7 +57,11 @@ def _numbers(rng: random.Random, variant: str, shift: str, n: int, ood_n: int) -
     if ood and shift == "range":
         return [rng.randint(10, 99) for _ in range(size)]
     if ood and shift == "sign":
-        return [rng.choice((-1, 1)) * rng.randint(1, 9) for _ in range(size)]
+        values = [rng.choice((-1, 1)) * rng.randint(1, 9) for _ in range(size)]
+        if all(v > 0 for v in values):  # every OOD item carries the shift (issue 17, item 4)
+            i = rng.randrange(size)
+            values[i] = -values[i]
+        return values
     return [rng.randint(1, 9) for _ in range(size)]
 
 
