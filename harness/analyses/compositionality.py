@@ -51,7 +51,9 @@ def compositionality_gap(samples: Sequence[SampleRecord], buckets: Sequence[Buck
         raise ValueError(f"unknown params {extra}; allowed: {sorted(allowed)}")
     two_hop = str(params.get("two_hop", "two_hop"))
     subs = [str(t) for t in params.get("sub_questions", ["hop1", "hop2"])]
-    resamples = int(params.get("resamples", 1000))
+    resamples = params.get("resamples", 1000)
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ValueError(f"params.resamples must be a positive integer, got {resamples!r}")
     group_by = params.get("group_by")
     templates = {s.template for s in samples}
     if two_hop not in templates or any(t not in templates for t in subs):

@@ -49,3 +49,9 @@ def test_no_eligible_items_and_bad_params() -> None:
         compositionality_gap(item("1", 1, 1, 1), [], {"twohop": "x"}, seed=0)
     skipped = compositionality_gap([rec("1", "two_hop", 1)], [], {}, seed=0)
     assert skipped.value is None and "--templates all" in skipped.details["skipped"]
+
+
+def test_zero_resamples_is_one_clear_error_not_an_index_error() -> None:
+    """Issue 17 item 7: resamples=0 raised IndexError; now one line naming the key."""
+    with pytest.raises(ValueError, match="params.resamples must be a positive integer"):
+        compositionality_gap(item("1", 1, 1, 1), [], {"resamples": 0}, seed=0)
