@@ -20,6 +20,8 @@ def _pct(x: float | None) -> str:
 def gap_lines(g: GapReport) -> list[str]:
     """Human-readable lines for a gap report."""
     out = []
+    if g.status != "measured":
+        out.append(f"gaps: {g.status} — not measurable ({g.reason})")
     if g.id_ood is not None:
         d = g.id_ood
         out.append(f"ID−OOD gap: {_pct(d.value)} pts  95% CI [{_pct(d.ci_low)}, {_pct(d.ci_high)}]"
@@ -28,7 +30,8 @@ def gap_lines(g: GapReport) -> list[str]:
         r = g.retention
         val = "-" if r.value is None else f"{r.value:.3f}"
         ci = (
-            "" if r.ci_low is None or r.ci_high is None
+            f"  95% CI [{r.ci_low:.3f}, unbounded]" if r.ci_low is not None and r.unbounded_high
+            else "" if r.ci_low is None or r.ci_high is None
             else f"  95% CI [{r.ci_low:.3f}, {r.ci_high:.3f}]"
         )
         out.append(f"retention OOD/ID: {val}{ci}  (n_ID={r.n_id}, n_OOD={r.n_ood})")

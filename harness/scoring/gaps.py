@@ -9,23 +9,31 @@
 
 Accuracies are pooled over items. Both bootstrap CIs use the same seed, so they describe the same
 resampled data sets.
+
+A gap is only a number where it is measurable (``status``): at the **floor**, when the pooled ID
+accuracy is not significantly above chance (its Wilson 95% lower bound is not above the chance
+level: 0 for generation, the mean of 1/k over ID items for k-way multiple choice), the model has
+nothing to lose out of distribution, and at the **ceiling**, when both roles are at 100%, nothing
+can be lost either: then no gap is reported (None), with the reason.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from harness.scoring.aggregates import scores_by_bucket
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import bootstrap_diff_ci, bootstrap_ratio_ci, r10
+from harness.scoring.stats import bootstrap_diff_ci, bootstrap_ratio_ci, r10, wilson_interval
 from harness.tasks.buckets import Bucket
 from harness.tasks.spec import GapsSpec
 
 LEVEL = 0.95  # confidence level of every gap CI
 BOOTSTRAP_METHOD = "bootstrap-percentile, items resampled within role"
+GapStatus = Literal["measured", "floor", "ceiling"]
 
 
 class _Model(BaseModel):
@@ -50,7 +58,8 @@ class Retention(_Model):
 
     value: float | None  # acc(OOD) / acc(ID); None when acc(ID) is 0
     ci_low: float | None  # bootstrap CI lower bound; None when not estimable
-    ci_high: float | None  # bootstrap CI upper bound; None when not estimable
+    ci_high: float | None  # bootstrap CI upper bound; None when not estimable or unbounded
+    unbounded_high: bool = False  # resamples with acc(ID) = 0 < acc(OOD) reach the upper bound
     n_id: int  # ID samples
     n_ood: int  # OOD samples
 
@@ -66,8 +75,12 @@ class Horizon(_Model):
 
 
 class GapReport(_Model):
-    """The gaps a task asked for (``gaps.report``); one not asked for or not computable is None."""
+    """The gaps a task asked for (``gaps.report``); one not asked for, not computable or not
+    measurable (``status`` floor or ceiling) is None."""
 
+    status: GapStatus = "measured"  # floor: ID not above chance; ceiling: both roles at 100%
+    chance: float = 0.0  # chance level of the pooled ID items (0 for generation, mean 1/k for MC)
+    reason: str | None = None  # why no gap is reported when status is not "measured"
     id_ood: IdOodGap | None = None  # absolute ID − OOD gap
     retention: Retention | None = None  # OOD / ID accuracy ratio
     horizon: Horizon | None = None  # extrapolation horizon
@@ -78,7 +91,7 @@ def _mean(x: Sequence[float]) -> float:
 
 
 def _opt(x: float) -> float | None:
-    return None if math.isnan(x) else r10(x)
+    return None if not math.isfinite(x) else r10(x)
 
 
 def horizon(
@@ -105,25 +118,58 @@ def horizon(
     )
 
 
+def measurability(
+    ids: Sequence[float], oods: Sequence[float], chance: float
+) -> tuple[GapStatus, str | None]:
+    """Whether gaps between these pooled ID and OOD scores mean anything (see module)."""
+    if not ids:
+        return "measured", None
+    lo, _ = wilson_interval(math.fsum(ids), len(ids))
+    if not r10(lo) > r10(chance):
+        return "floor", (f"ID accuracy {100 * _mean(ids):.1f}% (n={len(ids)}, 95% CI from "
+                         f"{100 * lo:.1f}%) is not above chance ({100 * chance:.1f}%)")
+    if oods and min(ids) >= 1.0 and min(oods) >= 1.0:
+        return "ceiling", f"ID and OOD both at 100% (n={len(ids)} and {len(oods)})"
+    return "measured", None
+
+
 def compute_gaps(
     samples: Sequence[SampleRecord], buckets: Sequence[Bucket], spec: GapsSpec, seed: int
 ) -> GapReport:
     """The gaps in ``spec.report``; ``seed`` seeds both bootstraps (derive it per task/template).
 
     ``id_ood`` and ``retention`` need ID and OOD samples, ``horizon`` needs ID samples; a gap
-    without them is None.
+    without them is None. The chance level comes from the ID samples' choices.
     """
-    return gaps_from_scores(scores_by_bucket(samples, buckets), buckets, spec, seed)
+    chance = chance_level([s for s in samples if s.role == "ID"])
+    return gaps_from_scores(scores_by_bucket(samples, buckets), buckets, spec, seed, chance)
+
+
+def chance_level(samples: Sequence[SampleRecord]) -> float:
+    """Mean chance of a right answer: 1/k for a k-way choice, 0 for generation."""
+    if not samples:
+        return 0.0
+    return math.fsum(sample_chance(s) for s in samples) / len(samples)
+
+
+def sample_chance(s: SampleRecord) -> float:
+    """1/k for a sample with k choices, 0 for a generated answer."""
+    return 1.0 / len(s.choices) if s.choices else 0.0
 
 
 def gaps_from_scores(
-    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket], spec: GapsSpec, seed: int
+    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket], spec: GapsSpec, seed: int,
+    chance: float = 0.0,
 ) -> GapReport:
     """``compute_gaps`` from each bucket's scores (in item-id order, as ``scores_by_bucket``
-    gives them)."""
+    gives them) and the ID items' chance level."""
     pairs = list(zip(buckets, per_bucket, strict=True))
     ids = [x for b, scores in pairs if b.role == "ID" for x in scores]
     oods = [x for b, scores in pairs if b.role == "OOD" for x in scores]
+    status, reason = measurability(ids, oods, chance)
+    chance = r10(chance)
+    if status != "measured":
+        return GapReport(status=status, chance=chance, reason=reason)
     both = bool(ids) and bool(oods)
     id_ood: IdOodGap | None = None
     retention: Retention | None = None
@@ -139,8 +185,9 @@ def gaps_from_scores(
         lo, hi = bootstrap_ratio_ci(ids, oods, seed=seed, resamples=spec.bootstrap, level=LEVEL)
         retention = Retention(
             value=None if acc_id == 0 else r10(_mean(oods) / acc_id),
-            ci_low=_opt(lo), ci_high=_opt(hi), n_id=len(ids), n_ood=len(oods),
+            ci_low=_opt(lo), ci_high=_opt(hi), unbounded_high=hi == math.inf,
+            n_id=len(ids), n_ood=len(oods),
         )
     if "horizon" in spec.report and ids:
         hz = horizon(per_bucket, buckets, _mean(ids), spec.horizon_threshold)
-    return GapReport(id_ood=id_ood, retention=retention, horizon=hz)
+    return GapReport(chance=chance, id_ood=id_ood, retention=retention, horizon=hz)

@@ -11,6 +11,7 @@ numbers do not depend on the order of the records.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Iterable, Sequence
 
@@ -24,7 +25,7 @@ from harness.scoring.aggregates import (
     role_rows,
     scores_by_bucket,
 )
-from harness.scoring.gaps import GapReport, gaps_from_scores
+from harness.scoring.gaps import GapReport, chance_level, gaps_from_scores, sample_chance
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket
@@ -60,16 +61,18 @@ def template_report(
                 f"template_report: samples mix {task!r}/{template!r}/{cond!r} with "
                 f"{s.task!r}/{s.template!r}/{s.condition!r}"
             )
+    chance = chance_level([s for s in samples if s.role == "ID"])
     return report_from_scores(task, template, cond, scores_by_bucket(samples, buckets), buckets,
-                              gaps_spec, seed)
+                              gaps_spec, seed, chance)
 
 
 def report_from_scores(
     task: str, template: str, condition: str, per_bucket: Sequence[Sequence[float]],
-    buckets: Sequence[Bucket], gaps_spec: GapsSpec, seed: int,
+    buckets: Sequence[Bucket], gaps_spec: GapsSpec, seed: int, chance: float = 0.0,
 ) -> TemplateReport:
     """The report of one (template, condition) of ``task`` from each bucket's scores, in bucket
-    order and item-id order within a bucket (``seed``: the run seed)."""
+    order and item-id order within a bucket (``seed``: the run seed; ``chance``: the ID items'
+    chance level)."""
     gap_seed = derive_seed(seed, task, template, "gaps", *([condition] if condition else []))
     return TemplateReport(
         template=template,
@@ -77,7 +80,7 @@ def report_from_scores(
         n=sum(len(scores) for scores in per_bucket),
         buckets=bucket_rows(per_bucket, buckets),
         roles=role_rows(per_bucket, buckets),
-        gaps=gaps_from_scores(per_bucket, buckets, gaps_spec, gap_seed),
+        gaps=gaps_from_scores(per_bucket, buckets, gaps_spec, gap_seed, chance),
     )
 
 
@@ -98,8 +101,9 @@ def task_reports(
 
 class ScoreColumns:
     """What the reports need of each sample, a few bytes per sample: its (template, condition)
-    group, bucket, item-id rank and score. ``reports`` gives exactly ``task_reports`` of the same
-    records, given ranks that order the items by id within each bucket."""
+    group, bucket, item-id rank, score and chance level. ``reports`` gives exactly
+    ``task_reports`` of the same records, given ranks that order the items by id within each
+    bucket."""
 
     def __init__(self, task: str, buckets: Sequence[Bucket]) -> None:
         self.task = task  # task address every sample must carry
@@ -107,7 +111,7 @@ class ScoreColumns:
         self._pos = {b.index: pos for pos, b in enumerate(self.buckets)}
         self._groups: dict[tuple[str, str], int] = {}  # (template, condition) → group number
         self._group, self._bucket = array("i"), array("i")
-        self._rank, self._score = array("q"), array("d")
+        self._rank, self._score, self._chance = array("q"), array("d"), array("d")
 
     def __len__(self) -> int:
         return len(self._score)
@@ -131,6 +135,7 @@ class ScoreColumns:
         self._bucket.append(pos)
         self._rank.append(rank)
         self._score.append(s.score)
+        self._chance.append(sample_chance(s))
 
     def reports(self, gaps_spec: GapsSpec, seed: int) -> list[TemplateReport]:
         """One report per (template, condition), in order of first appearance (no samples: [])."""
@@ -138,6 +143,8 @@ class ScoreColumns:
         bucket = np.frombuffer(self._bucket, dtype=np.intc)
         rank = np.frombuffer(self._rank, dtype=np.int64)
         score = np.frombuffer(self._score, dtype=np.float64)
+        chance = np.frombuffer(self._chance, dtype=np.float64)
+        is_id = np.array([b.role == "ID" for b in self.buckets], dtype=bool)[bucket]
         # by group, then bucket, then item id (then score, as sorting (id, score) pairs does)
         order = np.lexsort((score, rank, bucket, group))
         keys = group[order].astype(np.int64) * len(self.buckets) + bucket[order]
@@ -148,6 +155,9 @@ class ScoreColumns:
                 score[order[cuts[k]:cuts[k + 1]]].tolist()
                 for k in range(g * len(self.buckets), (g + 1) * len(self.buckets))
             ]
+            ids = (group == g) & is_id
+            id_chance = (math.fsum(chance[ids].tolist()) / int(np.count_nonzero(ids))
+                         if ids.any() else 0.0)
             out.append(report_from_scores(self.task, template, condition, per_bucket,
-                                          self.buckets, gaps_spec, seed))
+                                          self.buckets, gaps_spec, seed, id_chance))
         return out

@@ -86,6 +86,49 @@ def _percentiles(stat: npt.NDArray[np.float64], level: float) -> tuple[float, fl
     return (float(lo), float(hi))
 
 
+def percentile_ci(stat: npt.NDArray[np.float64], level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of bootstrap statistics ``stat`` (numpy's linear quantiles), which may
+    hold ±inf: a bound whose order statistics reach an infinite resample is that infinity (the
+    interval is unbounded on that side), never a large finite number."""
+    if stat.size == 0:
+        raise ValueError("percentile_ci: no resamples")
+    if bool(np.isfinite(stat).all()):
+        return _percentiles(stat, level)
+    _percentiles(stat[:1], level)  # checks level
+    alpha = (1.0 - level) / 2.0
+    ordered = np.sort(stat)
+    out = []
+    for q in (alpha, 1.0 - alpha):
+        h = (ordered.size - 1) * q
+        a, b = float(ordered[math.floor(h)]), float(ordered[math.ceil(h)])
+        frac = h - math.floor(h)
+        if frac == 0 or a == b:
+            out.append(a)
+        elif math.isinf(a) or math.isinf(b):
+            out.append(a if math.isinf(a) else b)
+        else:
+            out.append(a + (b - a) * frac)
+    return (out[0], out[1])
+
+
+def ratio_ci(
+    num: npt.NDArray[np.float64], den: npt.NDArray[np.float64], level: float = 0.95
+) -> tuple[float, float, int]:
+    """Percentile CI of ``num / den`` over paired bootstrap statistics, and how many resamples
+    define it. A zero denominator under a nonzero numerator is ±inf and counts (so a bound it
+    reaches is unbounded: ±inf, not a finite number from the other resamples); 0/0 is undefined
+    and dropped. With more than half dropped the ratio is not estimable: ``(nan, nan, valid)``."""
+    defined = ~((den == 0) & (num == 0))
+    valid = int(np.count_nonzero(defined))
+    if 2 * valid < num.size:
+        return (math.nan, math.nan, valid)
+    n, d = num[defined], den[defined]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(d == 0, np.copysign(np.inf, n), n / np.where(d == 0, 1.0, d))
+    lo, hi = percentile_ci(r, level)
+    return (lo, hi, valid)
+
+
 def bootstrap_diff_ci(
     a: Sequence[float],
     b: Sequence[float],
@@ -107,13 +150,12 @@ def bootstrap_ratio_ci(
     resamples: int,
     level: float = 0.95,
 ) -> tuple[float, float]:
-    """Percentile bootstrap CI for ``mean(b) / mean(a)``.
+    """Percentile bootstrap CI for ``mean(b) / mean(a)`` (``ratio_ci`` of the resampled means).
 
-    Resamples with ``mean(a) == 0`` are dropped; when more than half are dropped the ratio is not
-    estimable and ``(nan, nan)`` is returned.
+    A resample with ``mean(a) == 0 < mean(b)`` is +inf, so when such resamples reach the upper
+    quantile the upper bound is ``inf`` (unbounded); 0/0 resamples are dropped, and with more than
+    half dropped the ratio is not estimable: ``(nan, nan)``.
     """
     ma, mb = _bootstrap_means(a, b, seed, resamples)
-    ok = ma != 0
-    if 2 * int(np.count_nonzero(ok)) < resamples:
-        return (math.nan, math.nan)
-    return _percentiles(mb[ok] / ma[ok], level)
+    lo, hi, _ = ratio_ci(mb, ma, level)
+    return (lo, hi)

@@ -31,7 +31,9 @@ def test_eval_on_tiny_hf_model(tiny_model_dir: Path, tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     for title in ("lengthgen/addition", "lengthgen/copy", "lengthgen/reverse"):
         assert title in r.stdout
-    assert "ID−OOD gap" in r.stdout and "extrapolation horizon" in r.stdout
+    # the untrained tiny model is at 0% in distribution: a floor, never a gap of 0
+    assert "gaps: floor — not measurable (ID accuracy 0.0%" in r.stdout
+    assert "ID−OOD gap" not in r.stdout and "extrapolation horizon" not in r.stdout
     res = json.loads((out / "results.json").read_text())
     assert res["schema_version"] == 1 and res["model"]["backend"] == "hf"
     assert res["model"]["weights_sha256"] and res["model"]["dtype"]

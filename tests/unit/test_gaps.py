@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from harness.scoring.aggregates import aggregate_buckets, aggregate_roles
 from harness.scoring.gaps import compute_gaps
 from harness.scoring.records import SampleRecord
-from harness.scoring.report import task_reports, template_report
+from harness.scoring.report import ScoreColumns, task_reports, template_report
+from harness.scoring.stats import bootstrap_ratio_ci, percentile_ci, ratio_ci
 from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket
 from harness.tasks.spec import GapName, GapsSpec
@@ -111,12 +114,67 @@ def test_gap_ci_shrinks_with_n() -> None:
     assert width(1) > width(4) > width(16)
 
 
-def test_retention_zero_id_accuracy() -> None:
+def test_zero_id_accuracy_is_a_floor_not_a_gap() -> None:
     g = compute_gaps(make([(0, 5), (0, 5), (2, 5), (0, 5), (0, 5)]), BUCKETS, spec(*ALL), seed=0)
-    assert g.retention is not None
-    assert (g.retention.value, g.retention.ci_low, g.retention.ci_high) == (None, None, None)
-    assert g.id_ood is not None and g.id_ood.value == pytest.approx(-2 / 15)
-    assert g.horizon is not None and g.horizon.value is None  # nothing to keep
+    assert g.status == "floor" and g.chance == 0.0 and "not above chance" in (g.reason or "")
+    assert g.id_ood is None and g.retention is None and g.horizon is None
+
+
+def test_ceiling_when_both_roles_are_perfect() -> None:
+    g = compute_gaps(make([(5, 5), (5, 5), (5, 5), (5, 5), (5, 5)]), BUCKETS, spec(*ALL), seed=0)
+    assert g.status == "ceiling" and g.id_ood is None and g.retention is None
+    one_miss = compute_gaps(make([(5, 5), (5, 5), (5, 5), (4, 5), (5, 5)]), BUCKETS,
+                            spec(*ALL), seed=0)
+    assert one_miss.status == "measured" and one_miss.id_ood is not None
+
+
+def mc(b: Bucket, i: int, score: float, k: int) -> SampleRecord:
+    return rec(b, i, score).model_copy(update={"choices": [str(c) for c in range(k)],
+                                               "gold_index": 0})
+
+
+def test_multiple_choice_floor_is_chance_not_zero() -> None:
+    # 4-way choice: 9/30 ID right (30%) is not significantly above 25%, so no gap is reported
+    samples = [mc(b, i, 1.0 if i < 3 else 0.0, 4) for b in BUCKETS for i in range(10)][:20]
+    samples += [mc(b, i, 0.0, 4) for b in BUCKETS[2:] for i in range(10)]
+    samples[3] = samples[3].model_copy(update={"score": 1.0})
+    g = compute_gaps(samples, BUCKETS, spec(*ALL), seed=0)
+    assert g.status == "floor" and g.chance == 0.25
+    # the same scores as generation (chance 0) are measurable
+    gen = [s.model_copy(update={"choices": None, "gold_index": None}) for s in samples]
+    assert compute_gaps(gen, BUCKETS, spec(*ALL), seed=0).status == "measured"
+    # the runner's compact columns agree with the records
+    cols = ScoreColumns("lengthgen/add", BUCKETS)
+    for rank, s in enumerate(samples):
+        cols.add(s, rank)
+    assert cols.reports(spec(*ALL), 0) == task_reports(samples, BUCKETS, spec(*ALL), 0)
+
+
+def test_retention_upper_bound_unbounded_when_id_resamples_hit_zero() -> None:
+    # issue 17: ID [1]+[0]*9, OOD [1]*5+[0]*5: about a third of the resamples have an ID mean of
+    # 0 and an OOD mean above 0 (ratio +inf), so the upper end is unbounded, not 8.0
+    b_id, b_ood = BUCKETS[0], BUCKETS[2]
+    samples = [rec(b_id, i, 1.0 if i == 0 else 0.0) for i in range(10)]
+    samples += [rec(b_ood, i, 1.0 if i < 5 else 0.0) for i in range(10)]
+    g = compute_gaps(samples, BUCKETS, spec("retention", bootstrap=2000), seed=0)
+    assert g.status == "measured" and g.retention is not None
+    assert g.retention.value == 5.0
+    assert g.retention.unbounded_high and g.retention.ci_high is None
+    assert g.retention.ci_low is not None and g.retention.ci_low <= 5.0
+    lo, hi = bootstrap_ratio_ci([1] + [0] * 9, [1] * 5 + [0] * 5, seed=0, resamples=2000)
+    assert hi == math.inf and math.isfinite(lo)
+
+
+def test_percentile_ci_with_infinite_resamples() -> None:
+    finite = np.linspace(0.0, 1.0, 101)
+    assert percentile_ci(finite) == pytest.approx((0.025, 0.975))
+    some_inf = np.concatenate([finite[:98], [np.inf] * 3])  # 3 of 101: past the 97.5% point
+    lo, hi = percentile_ci(some_inf)
+    assert hi == math.inf and lo == pytest.approx(0.025)
+    one_inf = np.concatenate([finite[:100], [np.inf]])  # 1 of 101: the upper bound stays finite
+    assert math.isfinite(percentile_ci(one_inf)[1])
+    lo, hi, valid = ratio_ci(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, 2.0]))
+    assert math.isnan(lo) and math.isnan(hi) and valid == 1  # 0/0 twice: not estimable
 
 
 def test_gaps_omitted_when_not_requested() -> None:
