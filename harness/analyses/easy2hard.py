@@ -5,8 +5,9 @@
   from the hard pool, none) and ``SGR = (acc_easy − acc_none) / (acc_hard − acc_none)``: the share
   of the gain from hard supervision that easy supervision recovers (1.0: easy is as good as hard).
   The 95% CI is a paired percentile bootstrap over items (the same items under all three
-  conditions); resamples with a zero denominator are dropped, and with more than half dropped the
-  CI is undefined. Undefined (None) when ``acc_hard == acc_none``.
+  conditions); a resample with a zero denominator is ±inf (0/0 is dropped, and with more than half
+  dropped the CI is undefined), so a bound it reaches is unbounded: None, named in
+  ``details.ci_unbounded``. Undefined (None) when ``acc_hard <= acc_none``.
 - ``critical_complexity`` (Qi et al. 2024, Scylla): per complexity level (the ``level_field`` of
   each sample's ``meta``) the gap ``acc(ID variant) − acc(OOD variant)`` with a bootstrap CI; the
   value is the level where the gap peaks, ``c* = argmax_c gap(c)`` (ties: the lowest level).
@@ -28,10 +29,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import Field, StrictInt
 
-from harness.analyses.registry import AnalysisResult, analysis
+from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import Z95, r10
+from harness.scoring.stats import Z95, r10, ratio_ci
 from harness.tasks.buckets import Bucket, format_value
 
 Floats = npt.NDArray[np.float64]
@@ -56,12 +58,22 @@ def sgr_value(easy: float, hard: float, none: float) -> float | None:
     return None if hard <= none else (easy - none) / (hard - none)
 
 
-@analysis("sgr")
+class SgrParams(AnalysisParams):
+    """Parameters of ``sgr``: the few-shot condition ids of the three conditions."""
+
+    easy: str = Field("easy", description="condition id of easy-pool exemplars")
+    hard: str = Field("hard", description="condition id of hard-pool exemplars")
+    none: str = Field("none", description="condition id of zero-shot")
+    resamples: StrictInt = Field(1000, ge=1, description="paired bootstrap resamples")
+
+
+@analysis("sgr", SgrParams)
 def sgr(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict[str, Any],
         seed: int) -> AnalysisResult:
     """Supervision Gap Recovered over the items run under all three conditions (see module)."""
-    names = {c: str(params.get(c, c)) for c in ("easy", "hard", "none")}
-    resamples = int(params.get("resamples", 1000))
+    p = SgrParams.model_validate(params)
+    names = {"easy": p.easy, "hard": p.hard, "none": p.none}
+    resamples = p.resamples
     by_item: dict[tuple[str, str], dict[str, float]] = {}
     for s in samples:
         if s.condition in names.values():
@@ -79,21 +91,20 @@ def sgr(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(keys), size=(resamples, len(keys)))
     e, h, z = (cols[c][idx].mean(axis=1) for c in ("easy", "hard", "none"))
-    ok = h != z
-    ci: tuple[float | None, float | None] = (None, None)
-    if 2 * int(ok.sum()) >= resamples:
-        ci = _percentile_ci((e[ok] - z[ok]) / (h[ok] - z[ok]))
-    if value is None:
-        ci = (None, None)
+    lo, hi, valid = ratio_ci(e - z, h - z)
+    ci = (_opt(lo), _opt(hi)) if value is not None else (None, None)
+    unbounded = [side for side, x in (("low", lo), ("high", hi)) if math.isinf(x)]
     details: dict[str, Any] = {
         "accuracy": {names[c]: r10(acc[c]) for c in names},
         "gap_hard_minus_none": r10(acc["hard"] - acc["none"]),
         "gap_easy_minus_none": r10(acc["easy"] - acc["none"]),
-        "valid_resamples": int(ok.sum()), "resamples": resamples,
+        "valid_resamples": valid, "resamples": resamples,
         "templates": sorted({k[0] for k in keys}),
     }
     if value is None:
         details["reason"] = "hard supervision is not better than none: no gap to recover"
+    elif unbounded:
+        details["ci_unbounded"] = unbounded  # resamples with hard = none reach these bounds
     return AnalysisResult(name="sgr", value=_opt(value), ci_low=ci[0], ci_high=ci[1],
                           n=len(keys), details=details)
 
@@ -101,12 +112,19 @@ def sgr(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict
 # --- critical complexity ----------------------------------------------------------------------
 
 
-@analysis("critical_complexity")
+class CriticalComplexityParams(AnalysisParams):
+    """Parameters of ``critical_complexity``."""
+
+    level_field: str = Field("level", description="meta field holding the complexity level")
+    resamples: StrictInt = Field(1000, ge=1, description="bootstrap resamples per level")
+
+
+@analysis("critical_complexity", CriticalComplexityParams)
 def critical_complexity(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                         params: dict[str, Any], seed: int) -> AnalysisResult:
     """The complexity level with the largest ID−OOD gap, with per-level gaps and CIs."""
-    field = str(params.get("level_field", "level"))
-    resamples = int(params.get("resamples", 1000))
+    p = CriticalComplexityParams.model_validate(params)
+    field, resamples = p.level_field, p.resamples
     scores: dict[float, dict[str, list[float]]] = {}
     for s in samples:
         if field not in s.meta:
@@ -165,17 +183,23 @@ def fit_1pl(y: Sequence[float], b: Sequence[float]) -> tuple[float, float] | Non
     return theta, 1.0 / math.sqrt(info)
 
 
-@analysis("ability_1pl")
+class Ability1plParams(AnalysisParams):
+    """Parameters of ``ability_1pl``."""
+
+    scale: float = Field(1.0, gt=0, description="logistic slope per difficulty unit")
+    difficulty_field: str | None = Field(
+        None, description="meta field to fit on instead of the bucketed difficulty")
+
+
+@analysis("ability_1pl", Ability1plParams)
 def ability_1pl(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                 params: dict[str, Any], seed: int) -> AnalysisResult:
     """Ability θ of the model from a 1PL fit on item difficulty (see module)."""
-    scale = float(params.get("scale", 1.0))
-    if not scale > 0:
-        raise ValueError(f"params.scale must be > 0, got {scale}")
-    field = params.get("difficulty_field")
+    p = Ability1plParams.model_validate(params)
+    scale, field = p.scale, p.difficulty_field
     b, y = [], []
     for s in samples:
-        raw = s.difficulty if field is None else s.meta.get(str(field))
+        raw = s.difficulty if field is None else s.meta.get(field)
         if raw is None:
             raise ValueError(f"sample {s.id} has no meta field {field!r} (list it in fields.meta)")
         b.append(float(raw))

@@ -122,3 +122,16 @@ def test_sgr_is_none_when_hard_is_not_better_than_none() -> None:
     assert sgr_value(0.5, 0.4, 0.6) is None
     assert sgr_value(0.7, 0.6, 0.6) is None
     assert sgr_value(0.5, 0.8, 0.4) == pytest.approx(0.25)
+
+
+def test_sgr_ci_unbounded_when_resamples_have_no_gap() -> None:
+    """Issue 17 item 2: one item carries the whole hard−none gap, so about a third of the
+    resamples have hard = none while easy > none (SGR = +inf): the upper bound is unbounded."""
+    n = 20
+    hard = [1.0] + [0.0] * (n - 1)
+    easy = [1.0, 1.0, 1.0] + [0.0] * (n - 3)
+    none = [0.0] * n
+    res = get_analysis("sgr")(sgr_samples(easy, hard, none), [], {"resamples": 2000}, 0)
+    assert res.value == pytest.approx(3.0)
+    assert res.ci_high is None and res.details["ci_unbounded"] == ["high"]
+    assert res.ci_low is not None and math.isfinite(res.ci_low)
