@@ -130,7 +130,7 @@ def _code_of(spec: TaskSpec) -> Iterable[object]:
             yield get_generator(source.name).fn
     yield get_metric(spec.scoring.metric)
     for a in spec.analyses:
-        yield ANALYSES.get(a.name)
+        yield ANALYSES.get(a.name).fn
 
 
 def used_plugins(cfg: RunConfig, tasks: Iterable[tuple[TaskRef, TaskSpec]]) -> dict[str, str]:

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field, StrictInt
 
-from harness.analyses.registry import AnalysisResult, analysis
+from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
 from harness.tasks.buckets import Bucket
@@ -41,20 +42,21 @@ def _gap(values: Sequence[float]) -> float | None:
     return r10(sum(values) / len(values)) if values else None
 
 
-@analysis("compositionality_gap")
+class CompositionalityParams(AnalysisParams):
+    """Parameters of ``compositionality_gap``."""
+
+    two_hop: str = Field("two_hop", description="template id of the 2-hop question")
+    sub_questions: list[str] = Field(["hop1", "hop2"], description="the sub-question templates")
+    resamples: StrictInt = Field(1000, ge=1, description="bootstrap resamples")
+    group_by: str | None = Field(None, description="meta field to break the gap down by")
+
+
+@analysis("compositionality_gap", CompositionalityParams)
 def compositionality_gap(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                          params: dict[str, Any], seed: int) -> AnalysisResult:
     """The compositionality gap with a percentile bootstrap 95% CI over eligible items."""
-    allowed = {"two_hop", "sub_questions", "resamples", "group_by"}
-    extra = sorted(set(params) - allowed)
-    if extra:
-        raise ValueError(f"unknown params {extra}; allowed: {sorted(allowed)}")
-    two_hop = str(params.get("two_hop", "two_hop"))
-    subs = [str(t) for t in params.get("sub_questions", ["hop1", "hop2"])]
-    resamples = params.get("resamples", 1000)
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise ValueError(f"params.resamples must be a positive integer, got {resamples!r}")
-    group_by = params.get("group_by")
+    p = CompositionalityParams.model_validate(params)
+    two_hop, subs, resamples, group_by = p.two_hop, p.sub_questions, p.resamples, p.group_by
     templates = {s.template for s in samples}
     if two_hop not in templates or any(t not in templates for t in subs):
         note = f"needs templates {[two_hop, *subs]} (e.g. --templates all); ran {sorted(templates)}"
@@ -73,7 +75,7 @@ def compositionality_gap(samples: Sequence[SampleRecord], buckets: Sequence[Buck
     if group_by:
         groups: dict[str, list[float]] = {}
         for s, w in pairs:
-            groups.setdefault(str(s.meta.get(str(group_by))), []).append(w)
+            groups.setdefault(str(s.meta.get(group_by)), []).append(w)
         details["by_group"] = {k: {"value": _gap(v), "n": len(v)}
                                for k, v in sorted(groups.items())}
     if not wrong:

@@ -7,7 +7,10 @@ an empty bucket ends the run. RULER's threshold is 0.856, Llama-2-7B's score at 
 when the shortest length already fails. Details add, per template and per needle depth (the
 ``depth_field`` of each sample's ``meta``), the per-length accuracies and effective lengths,
 plus ``largest_passing``: the longest length above the threshold whether or not the shorter
-ones all are.
+ones all are. Every per-length row (per depth: each length × depth cell) carries its n and a
+Wilson 95% interval; ``untested`` lists lengths with no item (an effective length that stops
+before one is a lower bound, not a measured limit). Tasks cross depth with length through
+``source.grid``, so the cells are balanced.
 """
 
 from __future__ import annotations
@@ -16,16 +19,19 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from harness.analyses.registry import AnalysisResult, analysis
+from pydantic import Field
+
+from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import r10
+from harness.scoring.stats import r10, wilson_interval
 from harness.tasks.buckets import Bucket, format_value
 
 RULER_THRESHOLD = 0.856  # Llama-2-7B at 4K tokens (Hsieh et al. 2024)
 
 
 def per_length(samples: Sequence[SampleRecord], buckets: Sequence[Bucket]) -> list[dict[str, Any]]:
-    """For every bucket in order: its label, length (``top``), n and accuracy (None if empty)."""
+    """For every bucket in order: its label, length (``top``), n, accuracy and its Wilson 95%
+    interval (None if empty)."""
     scores: dict[int, list[float]] = {b.index: [] for b in buckets}
     for s in samples:
         if s.bucket_index not in scores:
@@ -35,7 +41,10 @@ def per_length(samples: Sequence[SampleRecord], buckets: Sequence[Bucket]) -> li
     for b in sorted(buckets, key=lambda b: b.index):
         xs = scores[b.index]
         acc = r10(math.fsum(xs) / len(xs)) if xs else None
-        rows.append({"bucket": b.label, "length": b.top, "n": len(xs), "accuracy": acc})
+        lo, hi = wilson_interval(math.fsum(xs), len(xs)) if xs else (None, None)
+        rows.append({"bucket": b.label, "length": b.top, "n": len(xs), "accuracy": acc,
+                     "ci_low": None if lo is None else r10(lo),
+                     "ci_high": None if hi is None else r10(hi)})
     return rows
 
 
@@ -60,14 +69,24 @@ def _summary(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
     rows = per_length(samples, buckets)
     return {"effective_length": effective_length(rows, threshold),
             "largest_passing": largest_passing(rows, threshold), "n": len(samples),
-            "per_length": rows}
+            "untested": [r["length"] for r in rows if r["n"] == 0], "per_length": rows}
 
 
 def _depth_key(value: Any) -> str:
     return format_value(value) if isinstance(value, (int, float)) else str(value)
 
 
-@analysis("effective_length")
+class EffectiveLengthParams(AnalysisParams):
+    """Parameters of ``effective_length``."""
+
+    threshold: float = Field(RULER_THRESHOLD, ge=0.0, lt=1.0,
+                             description="accuracy a length must exceed (RULER: 0.856)")
+    depth_field: str = Field("depth", description="meta field holding the needle depth")
+    window: int | float | None = Field(None, gt=0, description="declared training window")
+    template: str | None = Field(None, description="headline template (default: the first)")
+
+
+@analysis("effective_length", EffectiveLengthParams)
 def effective_length_analysis(
     samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict[str, Any], seed: int
 ) -> AnalysisResult:
@@ -75,19 +94,10 @@ def effective_length_analysis(
     template in the samples) under its first few-shot condition; params ``threshold``
     (default 0.856), ``depth_field`` (default ``"depth"``) and ``window`` (declared training
     window: the effective length is also given as a multiple of it)."""
-    unknown = set(params) - {"threshold", "depth_field", "window", "template"}
-    if unknown:
-        raise ValueError(f"unknown params {sorted(unknown)} (threshold, depth_field, window, "
-                         "template)")
-    threshold = float(params.get("threshold", RULER_THRESHOLD))
-    if not 0.0 <= threshold < 1.0:
-        raise ValueError(f"threshold must be in [0, 1): {threshold}")
-    depth_field = str(params.get("depth_field", "depth"))
-    window = params.get("window")
-    if window is not None and (not isinstance(window, (int, float)) or window <= 0):
-        raise ValueError(f"window must be a positive number: {window!r}")
+    p = EffectiveLengthParams.model_validate(params)
+    threshold, depth_field, window = p.threshold, p.depth_field, p.window
     templates = list(dict.fromkeys(s.template for s in samples))
-    template = str(params.get("template", templates[0] if templates else ""))
+    template = p.template if p.template is not None else (templates[0] if templates else "")
     if template not in templates:
         raise ValueError(f"template {template!r} not among the samples' templates {templates}")
     condition = next(s.condition for s in samples if s.template == template)

@@ -28,12 +28,13 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import Field, StrictInt
 
-from harness.analyses.registry import AnalysisResult, analysis
+from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.errors import HarnessError
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
@@ -163,22 +164,22 @@ def _seen_gap(mat: npt.NDArray[np.float64], templates: list[str], seen: set[str]
     }
 
 
-@analysis("multi_prompt")
+class MultiPromptParams(AnalysisParams):
+    """Parameters of ``multi_prompt``."""
+
+    seen: list[str] = Field([], description="template ids seen in training (seen-vs-unseen gap)")
+    role: Literal["all", "ID", "OOD"] = Field("all", description="which items to use")
+    bootstrap: StrictInt = Field(1000, ge=1, description="item-bootstrap resamples")
+
+
+@analysis("multi_prompt", MultiPromptParams)
 def multi_prompt(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                  params: dict[str, Any], seed: int) -> AnalysisResult:
     """Per-template accuracy, MaxP, AvgP, CPS (headline, with an item-bootstrap CI), spread,
     worst case and the seen-vs-unseen template gap over ``samples``."""
     del buckets
-    unknown = set(params) - {"seen", "role", "bootstrap"}
-    if unknown:
-        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; known: bootstrap, role, seen")
-    role = str(params.get("role", "all"))
-    if role not in ("all", "ID", "OOD"):
-        raise ValueError(f"role must be all, ID or OOD, not {role!r}")
-    resamples = int(params.get("bootstrap", 1000))
-    if resamples < 1:
-        raise ValueError("bootstrap must be >= 1")
-    seen = {str(t) for t in params.get("seen", [])}
+    p = MultiPromptParams.model_validate(params)
+    role, resamples, seen = p.role, p.bootstrap, set(p.seen)
     chosen = [s for s in samples if role == "all" or s.role == role]
     if not chosen:
         return AnalysisResult(name="multi_prompt", value=None, n=0)

@@ -10,9 +10,10 @@ fields the task declared under ``fields.meta``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import HarnessError
 from harness.registry import Registry
@@ -38,29 +39,73 @@ class AnalysisResult(BaseModel):
 AnalysisFn = Callable[
     [Sequence[SampleRecord], Sequence[Bucket], dict[str, Any], int], AnalysisResult]
 
+
+class AnalysisParams(BaseModel):
+    """Base of an analysis's parameter model: frozen, unknown keys are errors."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A registered analysis: its function and, when it declares one, its parameter model
+    (checked when the task file loads, so a bad parameter never waits for the model run)."""
+
+    name: str  # the name task files use (analyses[].name)
+    fn: AnalysisFn  # (samples, buckets, params, seed) -> AnalysisResult
+    params: type[AnalysisParams] | None = None  # parameter model; None: params unchecked
+
+    def __call__(self, samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
+                 params: dict[str, Any], seed: int) -> AnalysisResult:
+        problems = self.check_params(params)
+        if problems:  # one line per call, as at task load (the model's messages are multi-line)
+            raise ValueError("; ".join(f"params.{p}" for p in problems))
+        return self.fn(samples, buckets, params, seed)
+
+    def check_params(self, params: dict[str, Any]) -> list[str]:
+        """Problems with ``params`` as ``key: message`` lines (empty when valid)."""
+        if self.params is None:
+            return []
+        try:
+            self.params.model_validate(params)
+        except ValidationError as e:
+            return [f"{'.'.join(str(x) for x in err['loc']) or '(params)'}: {err['msg']}"
+                    for err in e.errors()]
+        return []
+
+
 # modules that register built-in analyses when imported (suites add theirs here)
 _BUILTIN_MODULES: tuple[str, ...] = ("harness.analyses.lengthgen", "harness.analyses.easy2hard",
                                      "harness.analyses.compositionality",
                                      "harness.analyses.multiprompt")
 
-ANALYSES: Registry[AnalysisFn] = Registry(
-    "analysis", "harness.analyses", _BUILTIN_MODULES,
-    from_object=lambda name, fn: fn,  # type: ignore[arg-type,return-value]
+
+def _from_object(name: str, obj: object) -> Analysis:
+    if isinstance(obj, Analysis):
+        return obj
+    return Analysis(name, obj)  # type: ignore[arg-type]
+
+
+ANALYSES: Registry[Analysis] = Registry(
+    "analysis", "harness.analyses", _BUILTIN_MODULES, from_object=_from_object,
     plural="analyses",
 )
 
 
-def analysis(name: str) -> Callable[[AnalysisFn], AnalysisFn]:
-    """Register ``fn(samples, buckets, params, seed) -> AnalysisResult`` under ``name``."""
+def analysis(name: str, params: type[AnalysisParams] | None = None
+             ) -> Callable[[AnalysisFn], Analysis]:
+    """Register ``fn(samples, buckets, params, seed) -> AnalysisResult`` under ``name``;
+    ``params``: its parameter model (an ``AnalysisParams`` subclass), checked at task load."""
 
-    def deco(fn: AnalysisFn) -> AnalysisFn:
-        ANALYSES.add(name, fn)
-        return fn
+    def deco(fn: AnalysisFn) -> Analysis:
+        item = Analysis(name, fn, params)
+        ANALYSES.add(name, item, same=lambda a, b: a.fn is b.fn)
+        return item
 
     return deco
 
 
-def get_analysis(name: str) -> AnalysisFn:
+def get_analysis(name: str) -> Analysis:
     """Look up an analysis: built-ins first, then the ``harness.analyses`` entry points."""
     return ANALYSES.get(name)
 

@@ -192,8 +192,12 @@ def analysis_blocks() -> list[Block]:
     """Every analysis, built-in and plugin."""
     from harness.analyses.registry import ANALYSES
 
-    def describe(name: str, fn: Any) -> Block:
-        return Block(name, ANALYSES.origin(name), "ok", _doc(fn), params_read(fn))
+    def describe(name: str, a: Any) -> Block:
+        model = a.params
+        params = (params_read(a.fn) if model is None else
+                  [Param(k, None if f.is_required() else repr(f.default))
+                   for k, f in model.model_fields.items()])
+        return Block(name, ANALYSES.origin(name), "ok", _doc(a.fn), params)
 
     return _blocks(ANALYSES, describe)
 

@@ -9,7 +9,10 @@ template adds), so the whole prompt is about ``difficulty`` tokens. Without a mo
 ``CHARS_PER_TOKEN`` characters, about right for English BPE vocabularies.
 
 The needle depth (0.0 = first sentence, 1.0 = last) is a second axis: it is stored in the
-record (``depth``) for ``fields.meta`` and the ``effective_length`` analysis.
+record (``depth``) for ``fields.meta`` and the ``effective_length`` analysis. A task sets it
+per item through ``source.grid: {depth: [...]}``, so every length × depth cell holds an equal
+share of the items (a balanced grid, as RULER and needle-in-a-haystack use); without it the
+depth is drawn from ``depths``.
 """
 
 from __future__ import annotations
@@ -88,24 +91,28 @@ QUESTION = "What is the pass key? The pass key is"
            needs_tokenizer=True)
 def passkey(
     rng: random.Random, difficulty: int, *, window: int = 256,
-    depths: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0), reserve: int = 0,
+    depths: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0), depth: float | None = None,
+    reserve: int = 0,
     key_digits: int = 5, instruction: str = INSTRUCTION, question: str = QUESTION,
     count_tokens: Callable[[str], int | None] | None = None,
 ) -> dict[str, Any]:
-    """``instruction``, a haystack hiding a ``key_digits``-digit pass key at a depth drawn from
-    ``depths``, and ``question``, together (joined by newlines, as the task's template is meant
-    to join them) about ``difficulty − reserve`` model tokens and never more (except when
-    instruction, needle and question alone are longer: then the haystack is the needle alone;
-    ``prompt_tokens`` always holds the measured length); ``window`` is the
+    """``instruction``, a haystack hiding a ``key_digits``-digit pass key at ``depth`` (default:
+    drawn from ``depths``), and ``question``, together (joined by newlines, as the task's
+    template is meant to join them) about ``difficulty − reserve`` model tokens and never more
+    (except when instruction, needle and question alone are longer: then the haystack is the
+    needle alone; ``prompt_tokens`` always holds the measured length); ``window`` is the
     declared training window (recorded as ``window_multiple = difficulty / window``)."""
     if window < 1 or key_digits < 1 or reserve < 0:
         raise ValueError("window and key_digits must be >= 1, reserve >= 0")
     if not depths or any(not 0.0 <= d <= 1.0 for d in depths):
         raise ValueError("depths must be a non-empty list of fractions in [0, 1]")
+    if depth is not None and not 0.0 <= depth <= 1.0:
+        raise ValueError(f"depth must be a fraction in [0, 1], got {depth!r}")
     count = _counter(count_tokens)
     budget = difficulty - reserve
     key = str(random_number(rng, key_digits)) if key_digits > 1 else str(rng.randrange(10))
-    depth = float(depths[rng.randrange(len(depths))])
+    drawn = float(depths[rng.randrange(len(depths))])  # drawn either way: same stream after it
+    depth = drawn if depth is None else float(depth)
     needle = f"The pass key is {key}. Remember it. {key} is the pass key."
 
     def prompt(fillers: Sequence[str]) -> tuple[str, str]:

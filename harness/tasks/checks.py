@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -34,9 +37,10 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
 
     if isinstance(spec.source, GeneratorSource):
         try:
-            get_generator(spec.source.name)
+            gen = get_generator(spec.source.name)
         except HarnessError as e:  # unknown name, or a plugin that failed to load
             raise TaskSpecError(f"{path}: source.name: {e}") from None
+        _check_grid(spec.source, gen.fn, path)
     try:
         get_metric(spec.scoring.metric)
     except HarnessError as e:  # unknown name, or a plugin that failed to load
@@ -44,6 +48,18 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
     if spec.scoring.extract.kind == "regex" and not spec.scoring.extract.pattern:
         raise TaskSpecError(f"{path}: scoring.extract.pattern: required when kind is 'regex'")
     _check_conditions_and_analyses(spec, path)
+
+
+def _check_grid(src: GeneratorSource, fn: Callable[..., Any], path: Path | str) -> None:
+    """``source.grid``: non-empty value lists, each key a parameter the generator takes."""
+    sig = inspect.signature(fn)
+    open_kwargs = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    for key, values in src.grid.items():
+        if not values:
+            raise TaskSpecError(f"{path}: source.grid.{key}: needs at least one value")
+        if not open_kwargs and key not in sig.parameters:
+            raise TaskSpecError(f"{path}: source.grid.{key}: generator {src.name!r} takes no "
+                                f"parameter {key!r}")
 
 
 def _check_conditions_and_analyses(spec: TaskSpec, path: Path | str) -> None:
@@ -62,6 +78,10 @@ def _check_conditions_and_analyses(spec: TaskSpec, path: Path | str) -> None:
                                     f"label(s) {unknown}; buckets are {sorted(known)}")
     for i, a in enumerate(spec.analyses):
         try:
-            get_analysis(a.name)
+            fn = get_analysis(a.name)
         except HarnessError as e:
             raise TaskSpecError(f"{path}: analyses.{i}.name: {e}") from None
+        problems = fn.check_params(dict(a.params))
+        if problems:
+            raise TaskSpecError(f"{path}: analyses.{i}.params.{problems[0]}"
+                                + (f" (and: {'; '.join(problems[1:])})" if problems[1:] else ""))

@@ -99,6 +99,7 @@ class GeneratedItems(Sequence[Instance]):
         self._stream, self._count_tokens = stream, count_tokens
         self.buckets = list(buckets)  # the buckets the items fall in, in item order
         self.per_bucket = per_bucket  # items per bucket
+        self._grid = grid_points(src.grid)
         self._values: list[list[int]] = []
         for b in self.buckets:
             values = b.values()
@@ -141,13 +142,24 @@ class GeneratedItems(Sequence[Instance]):
         b, values = self.buckets[pos], self._values[pos]
         value = values[j % len(values)]
         s = derive_seed(self._seed, self._src.seed, self._task, self._stream, b.label, j)
+        params = self._src.params
+        if self._grid:  # the j-th cell of the second axis: every cell gets an equal share
+            params = {**params, **self._grid[j % len(self._grid)]}
         try:
-            rec = run_generator(self._gen, s, value, self._src.params, self._count_tokens)
+            rec = run_generator(self._gen, s, value, params, self._count_tokens)
         except (TypeError, ValueError) as e:
             raise HarnessError(f"{self._task}: generator {self._src.name!r}: {e}") from None
         rec.setdefault(self._spec.fields.difficulty, value)
         prefix = "fs:" if self._stream == "fewshot" else ""
         return Instance(f"{prefix}{b.label}/{j}", rec, float(value), b)
+
+
+def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of a ``source.grid`` (keys in file order, the last varying fastest)."""
+    points: list[dict[str, Any]] = [{}]
+    for key, values in grid.items():
+        points = [{**p, key: v} for p in points for v in values]
+    return points if grid else []
 
 
 def _from_records(

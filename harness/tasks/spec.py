@@ -29,6 +29,10 @@ class GeneratorSource(_Spec):
         description="registered generator, e.g. \"addition\" (see `harness generators list`)"
     )
     params: dict[str, Any] = Field({}, description="keyword parameters passed to the generator")
+    grid: dict[str, list[Any]] = Field(
+        {}, description="a second axis crossed with every bucket: generator param → values; item "
+        "j of a bucket gets the j-th combination (cycling), so each cell holds an equal share"
+    )
     per_bucket: int = Field(
         100, ge=1, description="items generated per bucket (spread over its values)"
     )

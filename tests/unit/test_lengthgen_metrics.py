@@ -95,7 +95,7 @@ def test_effective_length_by_depth_and_template() -> None:
 
 
 @pytest.mark.parametrize("params,needle", [({"threshold": 1.5}, "threshold"),
-                                           ({"tresh": 0.5}, "unknown params"),
+                                           ({"tresh": 0.5}, "params.tresh: Extra inputs"),
                                            ({"template": "zz"}, "template"),
                                            ({"window": -1}, "window")])
 def test_effective_length_bad_params(params: dict[str, Any], needle: str) -> None:

@@ -142,7 +142,7 @@ def test_multi_prompt_roles_and_edge_cases() -> None:
     all_ = multi_prompt(mixed, [], {}, 0)
     assert all_.n == 5 and all_.details["seen_unseen_gap"] is None  # no seen templates named
     assert multi_prompt(samples(), [], {"role": "OOD"}, 0).value is None
-    with pytest.raises(ValueError, match="unknown parameter"):
+    with pytest.raises(ValueError, match="params.seens: Extra inputs"):
         multi_prompt(samples(), [], {"seens": []}, 0)
     with pytest.raises(ValueError, match="role"):
         multi_prompt(samples(), [], {"role": "both"}, 0)

@@ -167,3 +167,19 @@ def test_show_yaml_of_every_builtin_task_validates_when_saved(tmp_path: Path,
         again = load_spec(saved)
         assert again.model_copy(update={"templates_from": spec.templates_from}) == spec, address
     assert "instructdiv/rhyming_word" in expanded  # paraphrase rows, written out once
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ("{resamples: 0}", "analyses.0.params.resamples: Input should be greater than or equal to 1"),
+    ("{resampels: 10}", "analyses.0.params.resampels: Extra inputs are not permitted"),
+    ("{sub_questions: hop1}", "analyses.0.params.sub_questions: Input should be a valid list"),
+])
+def test_analysis_params_checked_when_the_task_loads(tmp_path: Path, params: str,
+                                                     message: str) -> None:
+    """Issue 17 item 7: a bad analysis parameter is one line naming the file and key from
+    `tasks validate`, before any model runs (resamples 0 was an IndexError after the run)."""
+    d = _write(tmp_path, {"t.yaml": BASE + "name: t\nanalyses:\n"
+                          f"  - {{name: compositionality_gap, params: {params}}}\n"})
+    r = run_harness("tasks", "validate", str(d / "t.yaml"))
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip() == f"error: {d / 't.yaml'}: {message}"
