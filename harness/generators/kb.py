@@ -7,6 +7,8 @@ facts of the same world) and asks one 2-hop question, together with the two 1-ho
 composes. Sub-question 1 asks for the bridge entity; sub-question 2 asks the second relation of
 the bridge entity, so its answer is the 2-hop answer. Difficulty: 0 = the composition (pair of
 relations) is one of ``id_compositions`` (exemplars show these), 1 = a held-out composition.
+Every relation a held-out composition uses must occur in an ID composition (checked), so the
+ID−OOD gap measures a new composition of known relations, not a new relation (Press et al.).
 """
 
 from __future__ import annotations
@@ -42,7 +44,14 @@ COMPOSITIONS: dict[str, tuple[str, str, str]] = {
     "spouse_birthplace": ("married_to", "born_in", "In which city was the spouse of {x} born?"),
     "spouse_employer": ("married_to", "works_for",
                         "Which company does the spouse of {x} work for?"),
+    "leader_birthplace": ("led_by", "born_in", "In which city was the leader of {x} born?"),
+    "hq_country": ("based_in", "country_of", "In which country is the company {x} based?"),
 }
+# every relation of the held-out compositions is asked in distribution (in an ID composition,
+# hence also on its own by the hop1 / hop2 sub-questions), so only the pairing is new
+ID_COMPOSITIONS = ("birth_country", "birth_mayor", "employer_city", "employer_leader",
+                   "spouse_birthplace")
+OOD_COMPOSITIONS = ("spouse_employer", "leader_birthplace", "hq_country")
 FIELDS = ("facts", "question", "target", "composition", "entity", "sub_question_1", "answer_1",
           "sub_question_2", "answer_2", "hops")
 
@@ -111,17 +120,33 @@ def two_hop(world: World, composition: str, entity: str) -> dict[str, Any]:
     }
 
 
+def check_split(ids: list[str], oods: list[str]) -> None:
+    """A clean compositional split: no composition on both sides, and every relation of an OOD
+    composition asked by some ID composition."""
+    both = sorted(set(ids) & set(oods))
+    if both:
+        raise ValueError(f"composition(s) {both} are both ID and OOD")
+    seen = {r for c in ids for r in COMPOSITIONS[c][:2]}
+    for c in oods:
+        new = [r for r in COMPOSITIONS[c][:2] if r not in seen]
+        if new:
+            raise ValueError(f"OOD composition {c!r} needs relation(s) {new} that no ID "
+                             f"composition asks: its gap would mix a new relation with a new "
+                             f"composition")
+
+
 @generator("kb_two_hop", difficulty="0: composition seen in exemplars, 1: held-out composition",
            fields=FIELDS)
 def kb_two_hop(rng: random.Random, difficulty: int, *, kb_seed: int = 0,
                id_compositions: list[str] | None = None,
                ood_compositions: list[str] | None = None, distractors: int = 4) -> dict[str, Any]:
     """One 2-hop item: the two needed facts plus ``distractors`` other facts, shuffled."""
-    ids = id_compositions or ["birth_country", "employer_city", "spouse_birthplace"]
-    oods = ood_compositions or ["birth_mayor", "employer_leader", "spouse_employer"]
+    ids = id_compositions or list(ID_COMPOSITIONS)
+    oods = ood_compositions or list(OOD_COMPOSITIONS)
     unknown = [c for c in (*ids, *oods) if c not in COMPOSITIONS]
     if unknown:
         raise ValueError(f"unknown composition(s) {unknown}; known: {sorted(COMPOSITIONS)}")
+    check_split(ids, oods)
     if difficulty not in (0, 1):
         raise ValueError(f"difficulty must be 0 (seen) or 1 (held out), got {difficulty}")
     world = build_world(kb_seed)
