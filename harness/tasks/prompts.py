@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import jinja2
 
@@ -11,7 +10,7 @@ from harness.errors import HarnessError
 from harness.models.base import ChatTurn
 from harness.tasks.instances import Instance
 from harness.tasks.spec import MultipleChoiceOutput, TaskSpec, TemplateSpec
-from harness.tasks.templates import render
+from harness.tasks.templates import TemplateRenderError, one_line, render
 
 
 def choices_of(spec: TaskSpec, item: Instance) -> list[str] | None:
@@ -46,7 +45,7 @@ def target_text(spec: TaskSpec, template: TemplateSpec, item: Instance) -> str:
     if choices is not None:
         return choices[gold_index(spec, item, choices)]
     if template.target is not None:
-        return _render(template.target, item.record, item, "target")
+        return _render(spec, template, "target", item)
     if spec.fields.target not in item.record:
         raise HarnessError(
             f"item {item.id}: no target field {spec.fields.target!r} (fields.target)"
@@ -54,13 +53,17 @@ def target_text(spec: TaskSpec, template: TemplateSpec, item: Instance) -> str:
     return str(item.record[spec.fields.target])
 
 
-def _render(src: str, fields: Any, item: Instance, key: str) -> str:
+def _render(spec: TaskSpec, template: TemplateSpec, key: str, item: Instance) -> str:
+    """Render ``template.<key>`` for ``item``; any failure is one line naming the task, the
+    template and the item."""
+    src = template.prompt if key == "prompt" else template.target
+    assert src is not None
     try:
-        return render(src, fields)
-    except jinja2.UndefinedError as e:
-        raise HarnessError(f"templates.{key}: {e.message} in item {item.id}") from None
-    except jinja2.exceptions.SecurityError as e:
-        raise HarnessError(f"templates.{key}: not allowed in a template: {e}") from None
+        return render(src, item.record)
+    except (TemplateRenderError, jinja2.TemplateError) as e:
+        msg = e.message if isinstance(e, jinja2.TemplateError) else str(e)
+        raise HarnessError(f"task {spec.name}: template {template.id!r} ({key}), item {item.id}: "
+                           f"{one_line(msg or type(e).__name__)}") from None
 
 
 def build_turns(
@@ -70,11 +73,11 @@ def build_turns(
     turns: list[ChatTurn] = []
     for ex in exemplars:
         turns.append(
-            ChatTurn(role="user", content=_render(template.prompt, ex.record, ex, "prompt"))
+            ChatTurn(role="user", content=_render(spec, template, "prompt", ex))
         )
         turns.append(ChatTurn(role="assistant", content=target_text(spec, template, ex)))
     turns.append(
-        ChatTurn(role="user", content=_render(template.prompt, item.record, item, "prompt"))
+        ChatTurn(role="user", content=_render(spec, template, "prompt", item))
     )
     return turns
 
@@ -85,8 +88,8 @@ def build_prompt(
     """Plain-text prompt: exemplars (prompt + delimiter + answer), separator, then the question."""
     fs = spec.fewshot
     shots = [
-        _render(template.prompt, ex.record, ex, "prompt") + fs.target_delimiter
+        _render(spec, template, "prompt", ex) + fs.target_delimiter
         + target_text(spec, template, ex)
         for ex in exemplars
     ]
-    return fs.separator.join([*shots, _render(template.prompt, item.record, item, "prompt")])
+    return fs.separator.join([*shots, _render(spec, template, "prompt", item)])
