@@ -90,6 +90,11 @@ def eval_command(
         bool, typer.Option(help="Replace another run's results in --output-dir (a rerun of the "
                                 "same options resumes without it).")
     ] = False,
+    restrict_paths: Annotated[
+        bool, typer.Option("--restrict-paths", help="Task files may read local files "
+                           "(include:, source.path) only inside their own folder and "
+                           "$GENHARNESS_DATA.")
+    ] = False,
 ) -> None:
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
     import os
@@ -106,6 +111,10 @@ def eval_command(
             "instead of under accelerate launch / torchrun (WORLD_SIZE is set)"
         )
     check_strategy(strategy)
+    if restrict_paths:
+        from harness.tasks.paths import restrict_paths as _restrict
+
+        _restrict()
     if output_dir is None:  # the default folder holds whatever ran last
         output_dir, overwrite = Path("runs/latest"), True
     bs = _batch_size(batch_size)

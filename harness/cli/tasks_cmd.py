@@ -16,6 +16,17 @@ app = typer.Typer(no_args_is_help=True, help="List, inspect, preview and validat
 IncludeOpt = Annotated[list[Path] | None,  # noqa: UP007
                       typer.Option("--include-path", help="Extra task folder (repeatable).")]
 
+RestrictOpt = Annotated[bool, typer.Option(
+    "--restrict-paths", help="Task files may read local files (include:, source.path) only "
+    "inside their own folder and $GENHARNESS_DATA.")]
+
+
+def _restrict(on: bool) -> None:
+    if on:
+        from harness.tasks.paths import restrict_paths
+
+        restrict_paths()
+
 
 def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
     from harness.tasks.registry import TaskIndex
@@ -24,13 +35,14 @@ def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
 
 
 @app.command("list")
-def list_tasks(include_path: IncludeOpt = None) -> None:
+def list_tasks(include_path: IncludeOpt = None, restrict_paths: RestrictOpt = False) -> None:
     """List every task with its suites, difficulty variable and ID/OOD buckets."""
+    _restrict(restrict_paths)
     index = _index(include_path)
     refs = index.all_refs()  # imports every task plugin; a broken one is a warning
     ordered = sorted(refs.values(), key=lambda r: r.address)
     # cached per file (harness.tasks.summaries); an invalid plugin task is a warning, not an error
-    summaries = index.summaries(ordered)
+    summaries = index.summaries(ordered, skip_invalid=True)  # a bad file: one warning
     rows = [["task", "suites", "difficulty", "ID buckets", "OOD buckets", "output", "templates",
              "from"]]
     for ref in ordered:
@@ -72,8 +84,10 @@ def show(
         "--yaml", help="Print only the resolved spec, as plain YAML that validates when saved.")
     ] = False,
     include_path: IncludeOpt = None,
+    restrict_paths: RestrictOpt = False,
 ) -> None:
     """Show a task's resolved spec (plain YAML) and its buckets with roles."""
+    _restrict(restrict_paths)
     from rich.console import Console
     from rich.table import Table
 
@@ -127,8 +141,10 @@ def sample(
     seed: Annotated[int, typer.Option(help="Run seed.")] = 0,
     num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override few-shot k.")] = None,  # noqa: UP007
     include_path: IncludeOpt = None,
+    restrict_paths: RestrictOpt = False,
 ) -> None:
     """Print rendered prompts and targets exactly as the model would see them."""
+    _restrict(restrict_paths)
     from harness.tasks.instances import build_instances, select_fewshot
     from harness.tasks.prompts import build_prompt, target_text
 
@@ -159,9 +175,11 @@ def sample(
 def validate(
     paths: Annotated[list[Path], typer.Argument(
         help="Task files, or folders searched recursively for *.yaml / *.yml.")],
+    restrict_paths: RestrictOpt = False,
 ) -> None:
     """Validate task files (``_`` bases as partial tasks); one line per file, every problem
     shown; exits 1 if any is invalid."""
+    _restrict(restrict_paths)
     from harness.tasks.loader import load_spec, validate_base
 
     bad = 0

@@ -18,6 +18,15 @@ def resolve_path(raw: str, base_dir: Path) -> Path:
     return p if p.is_absolute() else (base_dir / p)
 
 
+def missing_data_hint(raw: str | None) -> str:
+    """The hint added to a missing-data error: ``GENHARNESS_DATA`` and the local mirror."""
+    env = os.environ.get("GENHARNESS_DATA")
+    where = (f"GENHARNESS_DATA is {env!r}; the file is not there" if env and raw
+             and "GENHARNESS_DATA" in raw else "set GENHARNESS_DATA to a local mirror folder")
+    return (f" ({where}; with the data mirror the task runs offline, see README "
+            "\"Suites and data\")")
+
+
 def cache_dir() -> Path:
     """Where downloaded data files go: ``$GENHARNESS_CACHE_DIR/data`` or the user cache dir."""
     import platformdirs

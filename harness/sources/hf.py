@@ -46,7 +46,14 @@ def read_records(source: DatasetSource, base_dir: Path) -> list[dict[str, Any]]:
             ds = ds[source.split]
     except (OSError, ValueError, ConnectionError, FileNotFoundError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        hint = ""
+        if source.local_path:
+            from harness.sources.files import missing_data_hint
+
+            local = resolve_path(source.local_path, base_dir)
+            hint = f"; local mirror source.local_path {str(local)!r} not found" + \
+                missing_data_hint(source.local_path)
         raise HarnessError(
-            f"source: cannot load dataset {source.path!r} (split {source.split!r}): {msg}"
+            f"source: cannot load dataset {source.path!r} (split {source.split!r}): {msg}{hint}"
         ) from None
     return [dict(r) for r in ds]

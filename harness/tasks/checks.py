@@ -11,12 +11,14 @@ import jinja2
 
 from harness.errors import HarnessError, TaskSpecError
 from harness.tasks.buckets import build_buckets
+from harness.tasks.item_checks import check_generator, check_numbers
 from harness.tasks.spec import GeneratorSource, TaskSpec
-from harness.tasks.templates import check_template
+from harness.tasks.templates import check_template, one_line
 
 
 def check_spec(spec: TaskSpec, path: Path | str) -> None:
     """Raise ``TaskSpecError`` (``file: key.path: problem``) for problems the schema can't see."""
+    check_numbers(spec, path)
     try:
         build_buckets(spec.buckets, spec.roles)
     except ValueError as e:
@@ -29,7 +31,8 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
                 check_template(src)
             except jinja2.TemplateSyntaxError as e:
                 raise TaskSpecError(
-                    f"{path}: templates.{i}.{key}: template syntax error: {e.message} "
+                    f"{path}: templates.{i}.{key}: template syntax error: "
+                    f"{one_line(str(e.message))} "
                     f"(template line {e.lineno})"
                 ) from None
     from harness.generators.registry import get_generator
@@ -41,6 +44,7 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
         except HarnessError as e:  # unknown name, or a plugin that failed to load
             raise TaskSpecError(f"{path}: source.name: {e}") from None
         _check_grid(spec.source, gen.fn, path)
+        check_generator(spec, gen, path)
     try:
         get_metric(spec.scoring.metric)
     except HarnessError as e:  # unknown name, or a plugin that failed to load

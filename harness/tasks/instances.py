@@ -147,11 +147,33 @@ class GeneratedItems(Sequence[Instance]):
             params = {**params, **self._grid[j % len(self._grid)]}
         try:
             rec = run_generator(self._gen, s, value, params, self._count_tokens)
-        except (TypeError, ValueError) as e:
-            raise HarnessError(f"{self._task}: generator {self._src.name!r}: {e}") from None
+        except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as e:
+            raise HarnessError(f"{self._task}: generator {self._src.name!r}: "
+                               f"{_one(str(e)) or type(e).__name__}{_data_hint(e, params)}"
+                               ) from None
+        except HarnessError as e:  # e.g. a data file neither in the mirror nor downloadable
+            raise HarnessError(f"{self._task}: generator {self._src.name!r}: {_one(str(e))}"
+                               f"{_data_hint(e, params)}") from None
         rec.setdefault(self._spec.fields.difficulty, value)
         prefix = "fs:" if self._stream == "fewshot" else ""
         return Instance(f"{prefix}{b.label}/{j}", rec, float(value), b)
+
+
+def _one(text: str) -> str:
+    from harness.tasks.templates import one_line
+
+    return one_line(text)
+
+
+def _data_hint(e: Exception, params: Mapping[str, Any]) -> str:
+    """For a missing data file: where the local mirror is looked for (``GENHARNESS_DATA``)."""
+    text = str(e)
+    if "GENHARNESS_DATA" in text or not ("not found" in text or "cannot download" in text):
+        return ""
+    from harness.sources.files import missing_data_hint
+
+    raw = next((v for v in params.values() if isinstance(v, str) and "$" in v), None)
+    return missing_data_hint(raw)
 
 
 def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:

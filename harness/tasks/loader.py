@@ -19,27 +19,102 @@ from harness.errors import TaskSpecError
 from harness.tasks.spec import TaskSpec
 
 try:  # the C loader is several times faster; fall back where libyaml is missing
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+MAX_TASK_FILE_BYTES = 4_000_000  # a task file (or an included one) larger than this is refused
+
+
+class _DuplicateKey(yaml.YAMLError):
+    """A mapping gives one key twice (``key``: the key node, ``first``: its first node)."""
+
+    def __init__(self, key: yaml.Node, first: yaml.Node) -> None:
+        super().__init__(f"duplicate key {key.value!r}")
+        self.key, self.first = key, first
+
+
+class _Loader(_BaseLoader):
+    """The safe loader, refusing a key given twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
+                    key_node, yaml.ScalarNode):
+                continue
+            if key_node.value in seen:
+                raise _DuplicateKey(key_node, seen[key_node.value])
+            seen[key_node.value] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+def _key_path(root: yaml.Node | None, target: yaml.Node) -> str:
+    """The dotted key path of ``target`` (a key node) in the tree ``root``."""
+    todo: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())] if root is not None else []
+    while todo:
+        node, path = todo.pop()
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                here = (*path, str(getattr(k, "value", "?")))
+                if k.start_mark.index == target.start_mark.index:
+                    return ".".join(here)
+                todo.append((v, here))
+        elif isinstance(node, yaml.SequenceNode):
+            todo.extend((v, (*path, str(i))) for i, v in enumerate(node.value))
+    return str(target.value)
+
+
+def _yaml_error(path: Path, text: str, e: yaml.YAMLError) -> TaskSpecError:
+    """One line for a YAML problem: ``file:line:col: malformed YAML: problem``."""
+    from harness.tasks.templates import one_line
+
+    if isinstance(e, _DuplicateKey):
+        try:
+            key = _key_path(yaml.compose(text, Loader=_BaseLoader), e.key)
+        except yaml.YAMLError:
+            key = str(e.key.value)
+        return TaskSpecError(f"{path}:{e.key.start_mark.line + 1}: {one_line(key)}: duplicate key "
+                             f"(first given on line {e.first.start_mark.line + 1})")
+    if isinstance(e, yaml.MarkedYAMLError):
+        mark = e.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        return TaskSpecError(f"{where}: malformed YAML: {one_line(str(e.problem))}")
+    if isinstance(e, yaml.reader.ReaderError):
+        char = e.character if isinstance(e.character, str) else chr(e.character)
+        return TaskSpecError(f"{path}: malformed YAML: character {char!r} at offset "
+                             f"{e.position} is not allowed in YAML")
+    return TaskSpecError(f"{path}: malformed YAML: {one_line(str(e))}")
+
+
+def read_text(path: Path) -> str:
+    """A task file's text: UTF-8, at most ``MAX_TASK_FILE_BYTES``; anything else is one line."""
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_TASK_FILE_BYTES + 1)
+    except (OSError, ValueError) as e:
+        why = getattr(e, "strerror", None) or str(e)
+        raise TaskSpecError(f"{path}: cannot read: {why}") from None
+    if len(raw) > MAX_TASK_FILE_BYTES:
+        raise TaskSpecError(f"{path}: file larger than {MAX_TASK_FILE_BYTES:,} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TaskSpecError(f"{path}: not UTF-8 text (byte {raw[e.start]:#04x} at offset "
+                            f"{e.start}); task files are UTF-8 YAML") from None
 
 
 def read_yaml(path: Path, with_node: bool = False) -> tuple[dict[str, Any], yaml.Node | None]:
     """Parse one YAML file into a mapping, and with ``with_node`` its node tree (line numbers
     for error messages: a second parse, so only on the error path)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise TaskSpecError(f"{path}: cannot read: {e.strerror or e}") from None
+    text = read_text(path)
     try:
         data = yaml.load(text, Loader=_Loader)
         node = yaml.compose(text, Loader=_Loader) if with_node else None
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise TaskSpecError(f"{where}: malformed YAML: {e.problem}") from None
     except yaml.YAMLError as e:
-        raise TaskSpecError(f"{path}: malformed YAML: {e}") from None
+        raise _yaml_error(path, text, e) from None
+    except RecursionError:
+        raise TaskSpecError(f"{path}: malformed YAML: nested too deeply") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -50,7 +125,10 @@ def read_yaml(path: Path, with_node: bool = False) -> tuple[dict[str, Any], yaml
 def _parsed(path: Path) -> dict[str, Any]:
     """``read_yaml(path)``'s mapping (a fresh top level; nested values are shared and never
     mutated), parsed once per file version: a base file that 1,000 tasks include is read once."""
-    st = path.stat()
+    try:
+        st = path.stat()
+    except (OSError, ValueError) as e:
+        raise TaskSpecError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
     return dict(_parse_cached(path, st.st_mtime_ns, st.st_size))
 
 
@@ -93,9 +171,18 @@ def resolve_includes(path: Path, _stack: tuple[Path, ...] = ()) -> dict[str, Any
         raise TaskSpecError(f"{path}: include: expected a file name or a list of file names")
     merged: dict[str, Any] = {}
     for name in names:
-        target = (path.parent / name).resolve()
-        if not target.exists():
-            raise TaskSpecError(f"{path}: include: file not found: {name}")
+        try:
+            target = (path.parent / name).resolve()
+            found = target.is_file()
+        except (OSError, ValueError):  # a NUL byte, a name too long for the file system
+            found = False
+        if not found:
+            from harness.tasks.templates import one_line
+
+            raise TaskSpecError(f"{path}: include: file not found: {one_line(repr(name), 120)}")
+        from harness.tasks.paths import check_read
+
+        check_read(target, _stack[0] if _stack else path, "include")
         merged = _merge(merged, resolve_includes(target, (*_stack, path)))
     return _merge(merged, data)
 

@@ -176,10 +176,12 @@ class TaskIndex:
             plugins.warn(f"{self._broken[ref.address]} (skipped)")
             return None
 
-    def summaries(self, refs: Iterable[TaskRef]) -> dict[str, TaskSummary]:
+    def summaries(self, refs: Iterable[TaskRef], skip_invalid: bool = False
+                  ) -> dict[str, TaskSummary]:
         """Listing facts of ``refs`` by address, from the on-disk cache where the files are
         unchanged (see ``harness.tasks.summaries``), else parsed; invalid plugin tasks are
-        warnings and left out, other invalid tasks raise as ``spec`` does."""
+        warnings and left out, other invalid tasks raise as ``spec`` does (``skip_invalid``:
+        a one-line warning each, and left out: ``tasks list``)."""
         todo = [r for r in refs if r.address not in self._summaries]
         cache: SummaryCache | None = None
         if any(r.spec is None for r in todo):
@@ -192,7 +194,14 @@ class TaskIndex:
                 path = os.path.abspath(ref.path) if ref.spec is None else None
                 hit = cache.get(path) if cache is not None and path is not None else None
                 if hit is None:
-                    spec = self.usable_spec(ref)
+                    try:
+                        spec = self.usable_spec(ref)
+                    except HarnessError as e:
+                        if not skip_invalid:
+                            raise
+                        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                        plugins.warn(f"{first} (skipped: {ref.address})")
+                        continue
                     if spec is None:
                         continue
                     hit = TaskSummary.of(spec)

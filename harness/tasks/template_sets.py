@@ -150,11 +150,18 @@ def expand_templates(spec: TaskSpec, task_file: Path | str) -> TaskSpec:
     if src is not None:
         raw = Path(os.path.expandvars(os.path.expanduser(src.path)))
         path = raw if raw.is_absolute() else Path(task_file).parent / raw
-        if path.is_file():
+        try:
+            present = path.is_file()
+        except (OSError, ValueError):  # a NUL byte, a name too long
+            present = False
+        if present:
+            from harness.tasks.paths import check_read
+
+            check_read(path, task_file, "templates_from.path")
             try:
                 extra = paraphrase_templates(read_paraphrases(path), src)
-            except ValueError as e:
-                raise TaskSpecError(f"{task_file}: {e}") from None
+            except (ValueError, OSError) as e:  # UnicodeDecodeError is a ValueError
+                raise TaskSpecError(f"{task_file}: templates_from: {e}") from None
             templates = extra if src.mode == "replace" else templates + extra
             if not templates:
                 raise TaskSpecError(f"{task_file}: templates_from: no template selected")

@@ -44,12 +44,12 @@ def test_every_paper_paraphrase_renders_like_str_format(shared_data: Path) -> No
 def write_table(path: Path) -> Path:
     path.write_text(
         "prompt idx,default prompt,method,prompt template,correct\n"
-        '1,True,default,"Q: {w}?\nA:",1\n'
-        "2,False,rephrase,Say {w}.,1\n"
-        "3,False,rephrase,Say {w} now.,0\n"
-        "4,False,meta_cot,Think about {w}.,1\n"
-        "5,False,rephrase,Say {v}.,1\n"
-        "6,False,meta_desc,Describe {w}.,1\n",
+        '1,True,default,"Q: {a}?\nA:",1\n'
+        "2,False,rephrase,Say {a}.,1\n"
+        "3,False,rephrase,Say {a} now.,0\n"
+        "4,False,meta_cot,Think about {a}.,1\n"
+        "5,False,rephrase,Say {b}.,1\n"
+        "6,False,meta_desc,Describe {a}.,1\n",
         encoding="utf-8",
     )
     return path
@@ -58,7 +58,7 @@ def write_table(path: Path) -> Path:
 def test_select_rows(tmp_path: Path) -> None:
     rows = read_paraphrases(write_table(tmp_path / "t.csv"))
     assert [r.index for r in rows] == [1, 2, 3, 4, 5, 6] and rows[0].default
-    assert rows[1].placeholders == {"w"}
+    assert rows[1].placeholders == {"a"}
 
     def idx(**kw: object) -> list[int]:
         spec = TemplatesFromSpec.model_validate({"path": "x", **kw})
@@ -99,7 +99,7 @@ def test_templates_from_at_load_time(tmp_path: Path) -> None:
     spec = load_spec(f)
     assert [t.id for t in spec.templates] == ["official", "extra", "p1", "p2", "p4", "p6"]
     assert [t.seen for t in spec.templates] == [True, False, True, False, False, False]
-    assert spec.templates[3].prompt == "Say {{ w }}."
+    assert spec.templates[3].prompt == "Say {{ a }}."
     assert spec.analyses[0].params["seen"] == ["official", "p1"]
     f.write_text(TASK + "templates_from: {path: t.csv, mode: replace, limit: 1}\n")
     (only,) = load_spec(f).templates  # inline templates replaced by one drawn paraphrase

@@ -1,0 +1,254 @@
+"""Checks that make ``harness tasks validate`` mean it: what would fail once items are made,
+caught when the task file loads (``TaskSpecError``: ``file: key.path: problem``, one line).
+
+- regexes compile (``scoring.extract.pattern``, ``fields.difficulty_pattern``);
+- bucket values, edges and ``roles`` numbers are finite;
+- generator sources: ``source.params`` (with each ``source.grid`` point) are checked against the
+  generator function's signature and type annotations (pydantic, strict), sizes are bounded
+  (``LIMITS``), template variables and ``fields.target`` are fields the generator yields (not
+  for a generator that reads a data file, a ``path`` parameter: its records carry the file's
+  fields), and
+  few-shot ``k`` is at most the exemplar pool.
+
+File and dataset sources are not read here: what their records hold is known only at run time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from harness.errors import TaskSpecError
+from harness.generators.registry import GeneratorInfo
+from harness.tasks.spec import GeneratorSource, TaskSpec
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Largest sizes a generator task may ask for (so a typo fails at once instead of hanging)."""
+
+    per_bucket: int = 100_000  # source.per_bucket
+    pool_size: int = 100_000  # fewshot.pool_size
+    k: int = 1_000  # fewshot.k and each condition's k
+    buckets: int = 10_000  # number of buckets
+    difficulty: int = 100_000  # |difficulty| of a generator bucket (values and edges)
+    bucket_values: int = 100_000  # integer values one edge bucket spans
+    int_param: int = 10_000  # |int| generator parameter (names ending in "seed": 2**63)
+    str_param: int = 100_000  # characters of a str generator parameter
+    list_param: int = 10_000  # items of a list generator parameter (and of a grid axis)
+    grid_points: int = 10_000  # combinations of source.grid
+
+
+LIMITS = Limits()
+# generators whose difficulty or parameters are counted in tokens: larger bounds
+_WIDE = {("passkey", "difficulty"): 1 << 20, ("passkey", "window"): 1 << 20,
+         ("passkey", "reserve"): 1 << 20}
+
+
+def check_numbers(spec: TaskSpec, path: Path | str) -> None:
+    """Regexes compile and bucket numbers are finite (before buckets are built)."""
+    _check_regexes(spec, path)
+    _check_finite(spec, path)
+
+
+def check_generator(spec: TaskSpec, gen: GeneratorInfo, path: Path | str) -> None:
+    """A generator source's sizes, parameters, template variables and few-shot pool."""
+    if isinstance(spec.source, GeneratorSource):
+        _check_sizes(spec, spec.source, path)
+        _check_params(spec.source, gen.fn, gen.needs_tokenizer, path)
+        if gen.fields and "path" not in inspect.signature(gen.fn).parameters:
+            _check_variables(spec, set(gen.fields), spec.source.name, path)
+        _check_pool(spec, path)
+
+
+def _check_regexes(spec: TaskSpec, path: Path | str) -> None:
+    from harness.scoring.extract import compile_pattern
+
+    for key, pattern in (("scoring.extract.pattern", spec.scoring.extract.pattern),
+                         ("fields.difficulty_pattern", spec.fields.difficulty_pattern)):
+        if pattern is not None:
+            try:
+                compile_pattern(pattern, key)
+            except TaskSpecError as e:
+                raise TaskSpecError(f"{path}: {_flat(str(e))}") from None
+            except (OverflowError, RecursionError, ValueError) as e:
+                raise TaskSpecError(f"{path}: {key}: invalid regex: {_flat(str(e))}") from None
+
+
+def _flat(text: str) -> str:
+    from harness.tasks.templates import one_line
+
+    return one_line(text)
+
+
+def _check_finite(spec: TaskSpec, path: Path | str) -> None:
+    numbers: list[tuple[str, Any]] = []
+    for key in ("values", "edges"):
+        numbers += [(f"buckets.{key}.{i}", v)
+                    for i, v in enumerate(getattr(spec.buckets, key) or [])]
+    numbers += [(f"roles.id.{i}", v) for i, v in enumerate(spec.roles.id or [])]
+    numbers.append(("roles.id_max", spec.roles.id_max))
+    numbers += [(f"fewshot.conditions.{c}.{key}.{i}", v)
+                for c, cond in enumerate(spec.fewshot.conditions)
+                for key in ("pool", "evaluate") for i, v in enumerate(getattr(cond, key) or [])]
+    for key, v in numbers:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise TaskSpecError(f"{path}: {key}: must be a finite number, not {v}")
+    if len(spec.buckets.values or spec.buckets.edges or []) > LIMITS.buckets:
+        raise TaskSpecError(f"{path}: buckets: more than {LIMITS.buckets:,} buckets")
+
+
+def _check_sizes(spec: TaskSpec, src: GeneratorSource, path: Path | str) -> None:
+    def over(key: str, value: int, limit: int) -> None:
+        if abs(value) > limit:
+            raise TaskSpecError(f"{path}: {key}: {value} is over the limit of {limit:,} "
+                                "(harness.tasks.item_checks.LIMITS)")
+
+    over("source.per_bucket", src.per_bucket, LIMITS.per_bucket)
+    over("fewshot.pool_size", spec.fewshot.pool_size, LIMITS.pool_size)
+    over("fewshot.k", spec.fewshot.k, LIMITS.k)
+    for i, cond in enumerate(spec.fewshot.conditions):
+        over(f"fewshot.conditions.{i}.k", cond.k or 0, LIMITS.k)
+    top = _WIDE.get((src.name, "difficulty"), LIMITS.difficulty)
+    for key in ("values", "edges"):
+        for i, v in enumerate(getattr(spec.buckets, key) or []):
+            over(f"buckets.{key}.{i}", int(v), top)
+    edges = spec.buckets.edges or []
+    for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
+        over(f"buckets.edges.{i + 1}", math.ceil(b) - math.ceil(a), LIMITS.bucket_values)
+    points = 1
+    for key, values in src.grid.items():
+        over(f"source.grid.{key}", len(values), LIMITS.list_param)
+        points *= max(len(values), 1)
+    over("source.grid", points, LIMITS.grid_points)
+    for key, value in [*src.params.items(), *((f"{k}.{i}", v) for k, vs in src.grid.items()
+                                              for i, v in enumerate(vs))]:
+        _check_value(f"source.{'grid' if '.' in key else 'params'}.{key}", value, src.name,
+                     path, over)
+
+
+def _check_value(key: str, value: Any, gen: str, path: Path | str,
+                 over: Callable[[str, int, int], None]) -> None:
+    name = key.split(".")[2]
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int):
+        limit = (1 << 63) if name.endswith("seed") else _WIDE.get((gen, name), LIMITS.int_param)
+        over(key, value, limit)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise TaskSpecError(f"{path}: {key}: must be a finite number, not {value}")
+    elif isinstance(value, str):
+        over(key, len(value), LIMITS.str_param)
+    elif isinstance(value, (list, dict)):
+        over(key, len(value), LIMITS.list_param)
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for k, v in items:
+            _check_value(f"{key}.{k}", v, gen, path, over)
+
+
+@lru_cache(maxsize=256)
+def params_model(fn: Callable[..., Any], needs_tokenizer: bool) -> type[BaseModel]:
+    """A pydantic model of ``fn``'s keyword parameters (after ``rng`` and ``difficulty``;
+    ``count_tokens`` left out when the harness passes it); unknown keys are refused unless the
+    function takes ``**kwargs``; unresolvable annotations count as ``Any``."""
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # a plugin's annotation that does not resolve: check names only
+        hints = {}
+    fields: dict[str, Any] = {}
+    open_kwargs = False
+    for n, p in enumerate(sig.parameters.values()):
+        if p.kind is p.VAR_KEYWORD:
+            open_kwargs = True
+            continue
+        if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) or n < 2:
+            continue
+        if needs_tokenizer and p.name == "count_tokens":
+            continue
+        default = ... if p.default is p.empty else p.default
+        fields[p.name] = (hints.get(p.name, Any), default)
+    config = ConfigDict(extra="allow" if open_kwargs else "forbid", strict=True,
+                        arbitrary_types_allowed=True)
+    model: type[BaseModel] = create_model(f"{getattr(fn, '__name__', 'generator')}_params",
+                                          __config__=config, **fields)
+    return model
+
+
+def _check_params(src: GeneratorSource, fn: Callable[..., Any], needs_tokenizer: bool,
+                  path: Path | str) -> None:
+    from harness.tasks.instances import grid_points
+
+    model = params_model(fn, needs_tokenizer)
+    for point in grid_points(src.grid)[:64] or [{}]:  # every key and type, a few combinations
+        try:
+            model.model_validate({**src.params, **point})
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            block = "grid" if err["loc"] and err["loc"][0] in point else "params"
+            msg = ("unknown parameter of generator " + repr(src.name)
+                   + f" (it takes: {', '.join(model.model_fields) or 'none'})"
+                   if err["type"] == "extra_forbidden" else
+                   f"required by generator {src.name!r}" if err["type"] == "missing"
+                   else _flat(err["msg"]))
+            raise TaskSpecError(f"{path}: source.{block}.{loc}: {msg}") from None
+
+
+def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | str) -> None:
+    from harness.tasks.templates import template_variables
+
+    fields = fields | {spec.fields.difficulty}
+    for i, t in enumerate(spec.templates):
+        for key, src in (("prompt", t.prompt), ("target", t.target)):
+            if src is None:
+                continue
+            unknown = sorted(template_variables(src) - fields)
+            if unknown:
+                raise TaskSpecError(
+                    f"{path}: templates.{i}.{key}: {_flat(repr(unknown[0]))} is not a field of "
+                    f"generator {gen!r} (fields: {', '.join(sorted(fields))})")
+    from harness.tasks.spec import MultipleChoiceOutput
+
+    out = spec.output
+    if isinstance(out, MultipleChoiceOutput) and out.choices_field is not None \
+            and out.choices_field not in fields:
+        raise TaskSpecError(f"{path}: output.choices_field: {out.choices_field!r} is not a field "
+                            f"of generator {gen!r} (fields: {', '.join(sorted(fields))})")
+    needs_target = isinstance(out, MultipleChoiceOutput) or any(
+        t.target is None for t in spec.templates)
+    if needs_target and spec.fields.target not in fields:
+        raise TaskSpecError(f"{path}: fields.target: {spec.fields.target!r} is not a field of "
+                            f"generator {gen!r} (fields: {', '.join(sorted(fields))})")
+
+
+def _check_pool(spec: TaskSpec, path: Path | str) -> None:
+    """Few-shot k at most the exemplars a generator pool holds (items per pool bucket times the
+    buckets a condition draws from)."""
+    from harness.tasks.buckets import build_buckets
+    from harness.tasks.instances import labels, pool_buckets
+
+    pool_src = spec.fewshot.source or spec.source
+    if not isinstance(pool_src, GeneratorSource):
+        return
+    buckets = build_buckets(spec.buckets, spec.roles)
+    in_pool = pool_buckets(spec, buckets)
+    per = -(-spec.fewshot.pool_size // max(len(in_pool), 1))
+    wants = [("fewshot.k", spec.fewshot.k, None)] if not spec.fewshot.conditions else [
+        (f"fewshot.conditions.{i}.k", c.k if c.k is not None else spec.fewshot.k, c.pool)
+        for i, c in enumerate(spec.fewshot.conditions)]
+    for key, k, pool in wants:
+        allowed = labels(pool) or {b.label for b in buckets if b.role == "ID"}
+        size = per * sum(b.label in allowed for b in in_pool)
+        if k > size:
+            raise TaskSpecError(f"{path}: {key}: k={k} but the exemplar pool holds {size} items "
+                                f"({per} per bucket in {sorted(allowed)}; see "
+                                "fewshot.pool_size)")
