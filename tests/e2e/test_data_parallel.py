@@ -20,7 +20,12 @@ def test_two_processes_match_one(tiny_model_dir: Path, tmp_path: Path, shared_da
     two = run_harness(*base, "--output-dir", str(tmp_path / "two"), "--data-parallel", "2")
     assert two.returncode == 0, two.stderr
     assert load_results(tmp_path / "two")["run"]["data_parallel"] == 2
-    assert comparable(load_results(tmp_path / "two")) == comparable(load_results(tmp_path / "one"))
+    one_r, two_r = (comparable(load_results(tmp_path / d)) for d in ("one", "two"))
+    # the samples hash covers the multiple-choice log-probs, which move in the 7th digit (below)
+    for t in (*one_r["tasks"], *two_r["tasks"]):
+        if t["task"] == "instructdiv/more_letters":
+            t.pop("samples_sha256")
+    assert two_r == one_r
     one_s, two_s = samples_bytes(tmp_path / "one"), samples_bytes(tmp_path / "two")
     assert one_s["lengthgen/addition.jsonl"] == two_s["lengthgen/addition.jsonl"]
     # float32 sums in a different order (other thread count and batch mix) move log-probs in the

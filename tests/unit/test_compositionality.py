@@ -53,5 +53,6 @@ def test_no_eligible_items_and_bad_params() -> None:
 
 def test_zero_resamples_is_one_clear_error_not_an_index_error() -> None:
     """Issue 17 item 7: resamples=0 raised IndexError; now one line naming the key."""
-    with pytest.raises(ValueError, match=r"^params.resamples: Input should be greater than or equal to 1$"):
+    with pytest.raises(ValueError,
+                       match=r"^params.resamples: Input should be greater than or equal to 1$"):
         compositionality_gap(item("1", 1, 1, 1), [], {"resamples": 0}, seed=0)

@@ -115,11 +115,13 @@ def test_ratio_ci() -> None:
 
 
 def test_ratio_ci_zero_denominator() -> None:
-    lo, hi = bootstrap_ratio_ci([0.0] * 20, [1.0] * 20, seed=0, resamples=200)
-    assert math.isnan(lo) and math.isnan(hi)
-    # one success in 20: P(resample has none) = (19/20)^20 ≈ 0.36 → fewer than half dropped
+    # every resample 1/0: the ratio is +inf throughout, never a finite number
+    assert bootstrap_ratio_ci([0.0] * 20, [1.0] * 20, seed=0, resamples=200) == (math.inf,
+                                                                                 math.inf)
+    # one success in 20: P(resample has none) = (19/20)^20 ≈ 0.36 of resamples are 0.5/0 = +inf,
+    # past the 97.5% point: the upper end is unbounded, the lower end finite
     lo, hi = bootstrap_ratio_ci([1.0] + [0.0] * 19, [0.5] * 20, seed=0, resamples=400)
-    assert not math.isnan(lo) and lo <= 10.0 <= hi
-    # a single failing item: every resample has mean 0 → all dropped
-    lo, hi = bootstrap_ratio_ci([0.0], [1.0], seed=0, resamples=100)
-    assert math.isnan(lo)
+    assert math.isfinite(lo) and lo <= 10.0 and hi == math.inf
+    # 0/0 in every resample: undefined, dropped, so not estimable
+    lo, hi = bootstrap_ratio_ci([0.0] * 5, [0.0] * 5, seed=0, resamples=100)
+    assert math.isnan(lo) and math.isnan(hi)
