@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
@@ -201,8 +201,26 @@ def check_sha256(path: Path, expected: str | None) -> None:
 def read_samples(path: Path, sha256: str | None = None) -> list[SampleRecord]:
     """Load a samples file back into records (checked against ``sha256`` when given)."""
     check_sha256(path, sha256)
-    with path.open(encoding="utf-8") as f:
-        return [SampleRecord.model_validate_json(line) for line in f if line.strip()]
+    out: list[SampleRecord] = []
+    try:
+        with path.open("rb") as f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    out.append(_sample_line(path, n, line))
+    except OSError as e:
+        raise HarnessError(f"{path}: cannot read: {e.strerror or e}") from None
+    return out
+
+
+def _sample_line(path: Path, n: int, line: bytes) -> SampleRecord:
+    """One samples-file line as a record; a bad line is one ``HarnessError`` naming it."""
+    try:
+        return SampleRecord.model_validate_json(line)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(line)"
+        msg = " ".join(str(err["msg"]).split())
+        raise HarnessError(f"{path}:{n}: invalid sample record: {where}: {msg}") from None
 
 
 # What a slim record keeps of the per-sample fields only the samples file needs

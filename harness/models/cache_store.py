@@ -66,6 +66,10 @@ def is_damage(e: sqlite3.Error) -> bool:
     return isinstance(e, sqlite3.DatabaseError) and any(d in text for d in _DAMAGE)
 
 
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
 def _valid(row: Sequence[Any]) -> bool:
     key, model, method, request, response, checksum = row
     if not all(isinstance(x, str) for x in row):
@@ -99,6 +103,9 @@ class ResponseCache:
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=60, check_same_thread=False,
                              isolation_level=None)
+        # damaged text (bytes that are not UTF-8) reads as U+FFFD: it then fails its row
+        # checksum and is dropped, instead of an OperationalError per query
+        db.text_factory = _lenient_text
         try:
             st = os.stat(self.path)
             self._ident = (st.st_dev, st.st_ino)
@@ -128,6 +135,8 @@ class ResponseCache:
                 return self._connect()
             except _Damaged as e:
                 self._move_aside(str(e))
+            except UnicodeDecodeError:  # SQLite's own message quotes the damaged bytes
+                self._move_aside("cannot be read (damaged schema text)")
             except sqlite3.Error as e:
                 if not is_damage(e):
                     raise HarnessError(f"--cache-dir: cannot use {self.path}: {e}") from None
@@ -169,12 +178,13 @@ class ResponseCache:
         on a fresh one. Call with the lock held."""
         try:
             return op(self._db)
-        except sqlite3.Error as e:
-            if not is_damage(e):
+        except (sqlite3.Error, UnicodeDecodeError) as e:
+            if isinstance(e, sqlite3.Error) and not is_damage(e):
                 raise
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
-            self._move_aside(f"is damaged ({e})")
+            self._move_aside(f"is damaged ({e})" if isinstance(e, sqlite3.Error)
+                             else "is damaged (text that is not UTF-8)")
             self._db = self._open()
             return op(self._db)
 
