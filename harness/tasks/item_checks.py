@@ -131,7 +131,7 @@ def _check_sizes(spec: TaskSpec, src: GeneratorSource, path: Path | str) -> None
     over("source.grid", points, LIMITS.grid_points)
     for key, value in [*src.params.items(), *((f"{k}.{i}", v) for k, vs in src.grid.items()
                                               for i, v in enumerate(vs))]:
-        _check_value(f"source.{'grid' if '.' in key else 'params'}.{key}", value, src.name,
+        _check_value(f"source.{'grid' if '.' in key else 'params'}.{_flat(key)}", value, src.name,
                      path, over)
 
 
@@ -151,7 +151,7 @@ def _check_value(key: str, value: Any, gen: str, path: Path | str,
         over(key, len(value), LIMITS.list_param)
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for k, v in items:
-            _check_value(f"{key}.{k}", v, gen, path, over)
+            _check_value(f"{key}.{_flat(str(k))}", v, gen, path, over)
 
 
 @lru_cache(maxsize=256)

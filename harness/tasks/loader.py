@@ -255,15 +255,17 @@ def _suggestion(err: Mapping[str, Any]) -> tuple[str | None, list[str]]:
 
 
 def _format_error(path: Path | str, err: dict[str, Any], node: yaml.Node | None) -> str:
+    from harness.tasks.templates import one_line
+
     loc = _file_loc(err)
-    dotted = ".".join(str(x) for x in loc) or "(top level)"
+    dotted = one_line(".".join(str(x) for x in loc), 200) or "(top level)"
     line = _line_of(node, loc)
     where = f"{path}:{line}" if line else str(path)
     if err["type"] == "extra_forbidden":
         close, allowed = _suggestion(err)
         hint = f" (did you mean '{close}'?)" if close else f" (allowed: {', '.join(allowed)})"
         return f"{where}: {dotted}: unknown key{hint}"
-    msg = err["msg"]
+    msg = one_line(str(err["msg"]), 500)
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     return f"{where}: {dotted}: {msg}"

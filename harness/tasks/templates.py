@@ -189,9 +189,13 @@ def template_variables(source: str) -> set[str]:
     return set(meta.find_undeclared_variables(env.parse(source))) - set(env.globals)
 
 
+# every character str.splitlines() breaks at, written as its escape
+_LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line (newlines escaped), cut to ``limit`` characters."""
-    flat = text.replace("\r", "\\r").replace("\n", "\\n")
+    flat = text.translate(_LINE_BREAKS)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
