@@ -1,28 +1,67 @@
 """genharness: measure how language models generalize beyond what they have seen.
 
-Public API (re-exported from private modules)::
+Public API (re-exported from private modules, each imported on first use, so that importing a
+leaf such as ``harness.errors`` loads nothing else)::
 
     from harness import RunConfig, evaluate, load_spec, TaskIndex, LM
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from harness.config import RunConfig
-from harness.errors import HarnessError
-from harness.evaluate import evaluate
-from harness.models.base import LM, ChatTurn, ModelIdentity
-from harness.requests import (
-    GenerateRequest,
-    GenerateResponse,
-    LoglikelihoodRequest,
-    LoglikelihoodResponse,
-    RollingRequest,
-)
-from harness.tasks.loader import load_spec
-from harness.tasks.registry import TaskIndex, TaskRef
-from harness.tasks.spec import TaskSpec
+# public name → the module that defines it
+_EXPORTS: dict[str, str] = {
+    "RunConfig": "harness.config",
+    "HarnessError": "harness.errors",
+    "evaluate": "harness.evaluate",
+    "LM": "harness.models.base",
+    "ChatTurn": "harness.models.base",
+    "ModelIdentity": "harness.models.base",
+    "GenerateRequest": "harness.requests",
+    "GenerateResponse": "harness.requests",
+    "LoglikelihoodRequest": "harness.requests",
+    "LoglikelihoodResponse": "harness.requests",
+    "RollingRequest": "harness.requests",
+    "load_spec": "harness.tasks.loader",
+    "TaskIndex": "harness.tasks.registry",
+    "TaskRef": "harness.tasks.registry",
+    "TaskSpec": "harness.tasks.spec",
+}
+
+if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.errors import HarnessError
+    from harness.evaluate import evaluate
+    from harness.models.base import LM, ChatTurn, ModelIdentity
+    from harness.requests import (
+        GenerateRequest,
+        GenerateResponse,
+        LoglikelihoodRequest,
+        LoglikelihoodResponse,
+        RollingRequest,
+    )
+    from harness.tasks.loader import load_spec
+    from harness.tasks.registry import TaskIndex, TaskRef
+    from harness.tasks.spec import TaskSpec
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __all__ = [
     "LM", "ChatTurn", "GenerateRequest", "GenerateResponse", "HarnessError", "LoglikelihoodRequest",

@@ -140,3 +140,20 @@ def test_scan_skips_underscore_files_and_folders(tmp_path: Path) -> None:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x: 1\n")
     assert [r.address for r in scan_folder(tmp_path, "o", prefix="p/")] == ["p/s/a", "p/s/sub/c"]
+
+
+def test_importing_the_errors_leaf_loads_nothing_else() -> None:
+    """``harness/__init__`` re-exports lazily (PEP 562): ``import harness.errors`` loads two
+    harness modules and no numpy, pydantic, jinja2 or yaml; the public names still resolve."""
+    code = ("import sys, harness.errors\n"
+            "mods = sorted(m for m in sys.modules if m == 'harness' or m.startswith('harness.'))\n"
+            "heavy = [m for m in ('numpy', 'pydantic', 'jinja2', 'yaml') if m in sys.modules]\n"
+            "import harness\n"
+            "names = [n for n in harness.__all__ if getattr(harness, n) is None]\n"
+            "print(mods, heavy, names)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['harness', 'harness.errors'] [] []"
+    import harness
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        harness.nope  # noqa: B018
