@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
+from harness.scoring.aggregates import leading_run_end
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10, wilson_interval
 from harness.tasks.buckets import Bucket, format_value
@@ -50,12 +51,8 @@ def per_length(samples: Sequence[SampleRecord], buckets: Sequence[Bucket]) -> li
 
 def effective_length(rows: Sequence[dict[str, Any]], threshold: float) -> float | None:
     """Top of the last bucket of the leading run with accuracy > ``threshold`` (see module)."""
-    best = None
-    for row in rows:
-        if row["accuracy"] is None or not row["accuracy"] > threshold:
-            break
-        best = row["length"]
-    return best
+    run = leading_run_end(rows, lambda r: r["accuracy"] is not None and r["accuracy"] > threshold)
+    return None if run is None else run["length"]
 
 
 def largest_passing(rows: Sequence[dict[str, Any]], threshold: float) -> float | None:

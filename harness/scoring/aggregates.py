@@ -8,7 +8,8 @@ runs). Sums use ``math.fsum`` and reported floats pass through ``r10``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -50,6 +51,19 @@ class RoleAggregate(BaseModel):
 
 
 _Summary = tuple[int, float, float | None, float | None, float | None]
+_T = TypeVar("_T")
+
+
+def leading_run_end(rows: Iterable[_T], passes: Callable[[_T], bool]) -> _T | None:
+    """The last of ``rows`` (buckets in difficulty order) in the leading run that ``passes``:
+    the walk stops at the first that does not (None when the first fails). Both the
+    extrapolation horizon and RULER's effective length are this walk."""
+    last: _T | None = None
+    for row in rows:
+        if not passes(row):
+            break
+        last = row
+    return last
 
 
 def _summary(scores: Sequence[float]) -> _Summary:

@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.scoring.aggregates import scores_by_bucket
+from harness.scoring.aggregates import leading_run_end, scores_by_bucket
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import bootstrap_diff_ci, bootstrap_ratio_ci, r10, wilson_interval
 from harness.tasks.buckets import Bucket
@@ -106,10 +106,9 @@ def horizon(
     max_id = max(b.top for b in buckets if b.role == "ID")
     last: Bucket | None = None
     if id_accuracy > 0:
-        for b, scores in zip(buckets, per_bucket, strict=True):
-            if not scores or r10(_mean(scores)) < threshold:
-                break
-            last = b
+        run = leading_run_end(zip(buckets, per_bucket, strict=True),
+                              lambda bs: bool(bs[1]) and r10(_mean(bs[1])) >= threshold)
+        last = None if run is None else run[0]
     value = None if last is None else last.top
     factor = None if value is None or max_id == 0 else r10(value / max_id)
     return Horizon(
