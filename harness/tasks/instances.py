@@ -147,7 +147,8 @@ class GeneratedItems(Sequence[Instance]):
             params = {**params, **self._grid[j % len(self._grid)]}
         try:
             rec = run_generator(self._gen, s, value, params, self._count_tokens)
-        except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as e:
+        except (TypeError, ValueError, LookupError, ArithmeticError, AttributeError, RecursionError,
+                MemoryError) as e:
             raise HarnessError(f"{self._task}: generator {self._src.name!r}: "
                                f"{_one(str(e)) or type(e).__name__}{_data_hint(e, params)}"
                                ) from None

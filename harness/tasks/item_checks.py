@@ -193,7 +193,7 @@ def _check_params(src: GeneratorSource, fn: Callable[..., Any], needs_tokenizer:
             model.model_validate({**src.params, **point})
         except ValidationError as e:
             err = e.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"])
+            loc = _flat(".".join(str(x) for x in err["loc"]))
             block = "grid" if err["loc"] and err["loc"][0] in point else "params"
             msg = ("unknown parameter of generator " + repr(src.name)
                    + f" (it takes: {', '.join(model.model_fields) or 'none'})"

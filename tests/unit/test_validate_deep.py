@@ -49,6 +49,8 @@ CASES = {
                     "fewshot.k: k=500 but the exemplar pool holds 100 items"),
     "unknown_param": (("per_bucket: 5}", "per_bucket: 5, params: {bogus: 1}}"),
                       "source.params.bogus: unknown parameter of generator 'addition'"),
+    "param_key_with_line_break": (("per_bucket: 5}", 'per_bucket: 5, params: {"a\\u2028b": 1}}'),
+                                  "source.params.a\\u2028b: unknown parameter"),
     "wrong_param_type": (("per_bucket: 5}", "per_bucket: 5, params: {reverse_output: 7}}"),
                          "source.params.reverse_output: Input should be a valid boolean"),
     "grid_param_unknown_type": (("per_bucket: 5}",
