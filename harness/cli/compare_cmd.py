@@ -19,11 +19,20 @@ def _p(x: float) -> str:
     return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
 
 
+def _flags(s: PairedStat) -> str:
+    out = []
+    if s.zero_width:
+        out.append("zero-width CI")
+    if s.tests_disagree:
+        out.append("CI and test disagree")
+    return ", ".join(out)
+
+
 def _row(s: PairedStat) -> list[str]:
-    return [escape(s.scope), s.role or "", str(s.n), f"{100 * s.acc_a:.1f}",
+    return [escape(s.scope), s.role or "", str(s.n_items), f"{100 * s.acc_a:.1f}",
             f"{100 * s.acc_b:.1f}", f"{100 * s.diff:+.1f}",
             f"[{100 * s.ci_low:+.1f}, {100 * s.ci_high:+.1f}]", f"{s.a_only}/{s.b_only}",
-            _p(s.p_value)]
+            _p(s.p_value) + ("" if s.p_holm is None else f" ({_p(s.p_holm)})")]
 
 
 def print_comparison(c: Comparison, console: Console | None = None) -> None:
@@ -32,19 +41,32 @@ def print_comparison(c: Comparison, console: Console | None = None) -> None:
     console.print(escape(f"A: {c.model_a}  ({c.run_a})\nB: {c.model_b}  ({c.run_b})\n"
                          f"seed {c.seed}; diff = acc(B) − acc(A) in points, paired bootstrap "
                          f"{int(c.level * 100)}% CI ({c.resamples} resamples, items resampled); "
-                         "McNemar p-value (exact binomial below 25 discordant pairs)"))
+                         "McNemar p-value over items (exact binomial below 25 discordant "
+                         "items), Holm-adjusted over the tasks in brackets; items where A / "
+                         "B scores higher (A>B/B>A)"))
     for t in c.tasks:
         table = Table(title=escape(t.task), title_justify="left")
-        for col in ("bucket", "role", "n", "A %", "B %", "diff", "95% CI", "A-only/B-only", "p"):
+        for col in ("bucket", "role", "items", "A %", "B %", "diff", "95% CI", "A>B/B>A",
+                    "p (Holm)"):
             table.add_column(col, justify="left" if col in ("bucket", "role") else "right")
         table.add_row(*_row(t.overall), style="bold")
         for b in t.buckets:
             table.add_row(*_row(b))
         console.print(table)
-    o = c.overall
-    console.print(escape(f"all tasks: n={o.n}  A {100 * o.acc_a:.1f}%  B {100 * o.acc_b:.1f}%  "
-                         f"diff {100 * o.diff:+.1f} [{100 * o.ci_low:+.1f}, {100 * o.ci_high:+.1f}]"
-                         f"  McNemar p={_p(o.p_value)} ({o.test})"))
+        flagged = [f"{s.scope}: {_flags(s)}" for s in (t.overall, *t.buckets) if _flags(s)]
+        if flagged:
+            console.print(escape("  flags: " + "; ".join(flagged)))
+    for m in [*c.suites, c.overall]:
+        zw = "  zero-width CI" if m.zero_width else ""
+        console.print(escape(f"{m.scope} ({m.n_tasks} tasks, leaderboard definition): A "
+                             f"{100 * m.acc_a:.1f}%  B {100 * m.acc_b:.1f}%  diff "
+                             f"{100 * m.diff:+.1f} [{100 * m.ci_low:+.1f}, "
+                             f"{100 * m.ci_high:+.1f}]{zw}"))
+    o = c.pooled
+    console.print(escape(f"all items pooled: {o.n_items} items  A {100 * o.acc_a:.1f}%  B "
+                         f"{100 * o.acc_b:.1f}%  diff {100 * o.diff:+.1f} [{100 * o.ci_low:+.1f}, "
+                         f"{100 * o.ci_high:+.1f}]  McNemar p={_p(o.p_value)} ({o.test})"
+                         + (f"  {_flags(o)}" if _flags(o) else "")))
 
 
 def compare_command(

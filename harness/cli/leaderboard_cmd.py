@@ -25,6 +25,14 @@ def build_command(
     skip_invalid: Annotated[bool, typer.Option(
         help="Leave out (with a warning line each) tasks whose name or samples file is unsafe "
              "or whose samples fail their sha256, instead of failing the build.")] = False,
+    target: Annotated[float, typer.Option(help="Stated precision: pooled ID and OOD accuracy "
+                                               "within +- this (95%).")] = 0.10,
+    min_per_bucket: Annotated[int, typer.Option(help="Stated precision: items per bucket.")
+                              ] = 30,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the board-level "
+                                                "intervals.")] = 2000,
+    compare: Annotated[list[Path] | None, typer.Option(
+        help="A harness compare --json file to publish as a page (repeatable).")] = None,  # noqa: UP007
 ) -> None:
     """Merge runs (latest per model x task x configuration) and write leaderboard.{csv,json,md},
     buckets.csv, the static site (index.html) and plots/. The folder is replaced as a whole
@@ -35,7 +43,8 @@ def build_command(
         raise HarnessError(f"leaderboard build needs pandas and matplotlib ({err}); install "
                            "them with: pip install 'genharness[leaderboard]'") from None
     report = build(results, out, title=title, samples=samples, gzip_samples=gzip_samples,
-                   png=png, skip_invalid=skip_invalid)
+                   png=png, skip_invalid=skip_invalid, target=target,
+                   min_per_bucket=min_per_bucket, resamples=resamples, compare=compare or [])
     for why in report.skipped:
         typer.echo(f"warning: skipped: {why}", err=True)
     for c in report.conflicts:
@@ -43,8 +52,15 @@ def build_command(
                    f"{c.reason}", err=True)
     b = report.board
     for e in b.entries:
-        overall = "-" if e.overall is None else f"{100 * e.overall:.1f}"
-        typer.echo(f"{e.rank:>3}. {e.label}  overall {overall}%  ({e.n_tasks} tasks)")
+        o = e.overall
+        overall = "-" if o.value is None else f"{100 * o.value:.1f}"
+        if o.ci_low is not None and o.ci_high is not None:
+            overall += f" [{100 * o.ci_low:.1f}, {100 * o.ci_high:.1f}]"
+        rank = str(e.rank) if e.rank_low == e.rank_high else f"{e.rank_low}-{e.rank_high}"
+        typer.echo(f"{rank:>5}. {e.label}  overall {overall}%  ({e.n_tasks} tasks)")
+    if b.stale_tasks:
+        typer.echo(f"stale: {len(b.stale_tasks)} tasks ran with a spec that differs from this "
+                   f"checkout's: {', '.join(b.stale_tasks)}")
     typer.echo(f"wrote {out}/ ({len(b.entries)} entries, {len(b.tasks)} tasks, "
                f"{len(b.sources)} runs, {len(report.conflicts)} conflicts"
                + (f", {len(report.skipped)} tasks skipped" if report.skipped else "") + "); "
@@ -73,3 +89,79 @@ def serve_command(
         server.serve_forever()
     finally:
         server.server_close()
+
+
+@app.command("plan")
+def plan_command(
+    tasks: Annotated[str, typer.Option(help="Tasks or suites, comma-separated.")] = (
+        "lengthgen,compgen,easy2hard,instructdiv"),
+    target: Annotated[float, typer.Option(help="Pooled ID and OOD accuracy within +- this.")
+                      ] = 0.10,
+    min_per_bucket: Annotated[int, typer.Option(help="Items per bucket at least.")] = 30,
+    seed: Annotated[int, typer.Option(help="Run seed (decides which items).")] = 0,
+    groups_only: Annotated[bool, typer.Option(
+        "--groups", help="Print only 'LIMIT TASK,TASK,...' lines (LIMIT 'all': every item), "
+                         "one harness eval each.")] = False,
+) -> None:
+    """Items per bucket each task needs for the stated precision, and the estimated time."""
+    from harness.leaderboard.plan import (
+        SECONDS_PER_PROMPT,
+        estimate_seconds,
+        groups,
+        per_bucket,
+        plan_tasks,
+    )
+    from harness.progress import duration
+
+    if not 0 < target < 0.5 or min_per_bucket < 1:
+        raise HarnessError("--target must be in (0, 0.5) and --min-per-bucket at least 1")
+    plans = plan_tasks([tasks], seed, target, min_per_bucket)
+    if groups_only:
+        for limit, names in groups(plans):
+            typer.echo(f"{limit if limit is not None else 'all'} {','.join(names)}")
+        return
+    typer.echo(f"target: pooled ID and OOD within +-{100 * target:g} pts (95%), >= "
+               f"{min_per_bucket} per bucket: {per_bucket(1, 1, target, min_per_bucket)} items "
+               "per role at least")
+    for p in plans:
+        lim = "all" if p.limit is None else str(p.limit)
+        typer.echo(f"{p.task:40} limit {lim:>4}  n_ID {p.n_id:>4}  n_OOD {p.n_ood:>4}  "
+                   f"+-{100 * max(p.half_id, p.half_ood):.1f} pts  {p.prompts:>5} prompts"
+                   + (f"  SHORT: {p.short}" if p.short else ""))
+    typer.echo(f"{sum(p.prompts for p in plans)} prompts per model")
+    for model in SECONDS_PER_PROMPT:
+        est = estimate_seconds(plans, model)
+        if est is not None:
+            typer.echo(f"estimated time for {model} on the project's 2-core CPU: "
+                       f"{duration(est)}")
+
+
+@app.command("check")
+def check_command(
+    board: Annotated[Path, typer.Argument(help="A built leaderboard folder.")],
+    rebuild: Annotated[bool, typer.Option(help="Also rebuild it from its runs/ and diff.")
+                       ] = True,
+) -> None:
+    """Is a board current? Its spec hashes against this checkout's tasks, and (``--rebuild``)
+    a rebuild from the runs it carries, byte for byte. Exit 1 when not."""
+    import tempfile
+
+    from harness.leaderboard.check import board_specs, rebuild_diff, stale_tasks
+
+    if not (board / "leaderboard.json").is_file():
+        raise HarnessError(f"{board}: no leaderboard.json")
+    bad = False
+    stale = stale_tasks(board_specs(board))
+    if stale:
+        bad = True
+        typer.echo(f"{board}: stale: rerun {', '.join(stale)}")
+    if rebuild:
+        with tempfile.TemporaryDirectory() as tmp:
+            diff = rebuild_diff(board, Path(tmp) / "board")
+        if diff:
+            bad = True
+            typer.echo(f"{board}: a rebuild from its runs/ differs in {len(diff)} files: "
+                       f"{', '.join(diff[:5])}")
+    if bad:
+        raise typer.Exit(1)
+    typer.echo(f"{board}: current (spec hashes match; rebuild identical)")

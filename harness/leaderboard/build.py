@@ -5,7 +5,10 @@ The build writes into a fresh folder next to ``--out`` and swaps it in when ever
 written, holding a lock for the whole build (see :mod:`harness.leaderboard.paths`): a failed
 build leaves the previous leaderboard as it was, readers never see half of one, and a second
 build into the same folder fails at once naming the first. Each copied per-sample file is
-checked against the ``samples_sha256`` its results.json records, on the bytes copied.
+checked against the ``samples_sha256`` its results.json records, on the (uncompressed) bytes
+copied. The board carries its inputs (``runs/``) and records its build options
+(``leaderboard.json`` ``build``), so :func:`harness.leaderboard.check.rebuild_diff` can rebuild it
+byte for byte.
 """
 
 from __future__ import annotations
@@ -21,8 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.errors import HarnessError
-from harness.leaderboard.collect import collect
-from harness.leaderboard.inputs import Copy
+from harness.leaderboard.inputs import Copy, open_samples
 from harness.leaderboard.paths import (
     BuildLock,
     SafeWriter,
@@ -31,7 +33,9 @@ from harness.leaderboard.paths import (
     remove_stale,
     swap_in,
 )
-from harness.leaderboard.schema import Conflict, Leaderboard
+from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
+from harness.leaderboard.schema import BuildOptions, Conflict, Leaderboard
+from harness.leaderboard.site import Viewer
 
 
 @dataclass
@@ -56,13 +60,16 @@ class _Hashing:
         return self.dest.write(data)
 
 
-def _copy_samples(copies: Sequence[Copy], w: SafeWriter) -> list[Path]:
+def _copy_files(copies: Sequence[Copy], w: SafeWriter) -> list[Path]:
+    """Copy each run's results.json verbatim and its samples (decompressed from a ``.gz`` copy,
+    compressed again for a ``.gz`` destination), checking samples against their sha256."""
     files = []
     for c in copies:
-        with c.src.open("rb") as f, w.open(c.rel) as dest:
+        with open_samples(c.src) as f, w.open(c.rel) as dest:
             if c.rel.endswith(".gz"):
-                # mtime=0: the same samples give the same bytes
-                with gzip.GzipFile(fileobj=dest, mode="wb", compresslevel=9, mtime=0) as g:
+                # mtime=0, no file name: the same samples give the same bytes
+                with gzip.GzipFile(filename="", fileobj=dest, mode="wb", compresslevel=9,
+                                   mtime=0) as g:
                     sink = _Hashing(g)
                     shutil.copyfileobj(f, sink)
             else:
@@ -75,7 +82,7 @@ def _copy_samples(copies: Sequence[Copy], w: SafeWriter) -> list[Path]:
     return files
 
 
-def _write_all(board: Leaderboard, copies: Sequence[Copy], root: Path,
+def _write_all(board: Leaderboard, copies: Sequence[Copy], viewer: Viewer, root: Path,
                png: bool) -> list[Path]:
     from harness.leaderboard.site import write_site
     from harness.leaderboard.tables import write_tables
@@ -84,33 +91,52 @@ def _write_all(board: Leaderboard, copies: Sequence[Copy], root: Path,
     files = [w.write_text("leaderboard.json", json.dumps(
         board.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n")]
     files += write_tables(board, root)
-    files += _copy_samples(copies, w)
+    files += _copy_files(copies, w)
     if png:
         from harness.leaderboard.plots import write_plots
 
         files += write_plots(board, root)
-    files += write_site(board, root, png=png)
+    files += write_site(board, root, viewer, png=png)
     return files
 
 
 def build(paths: Sequence[Path], out: Path, title: str = "Leaderboard", samples: str = "copy",
-          gzip_samples: bool = False, png: bool = True,
-          skip_invalid: bool = False) -> BuildReport:
+          gzip_samples: bool = False, png: bool = True, skip_invalid: bool = False,
+          target: float = TARGET, min_per_bucket: int = MIN_PER_BUCKET,
+          resamples: int = 2000, compare: Sequence[Path] = ()) -> BuildReport:
     """Build the leaderboard folder *out* from results.json files (or run folders); *out* is
     replaced as a whole once the build succeeds. ``skip_invalid``: leave out tasks whose names
-    or samples files are unsafe, or whose samples fail their sha256, instead of failing."""
+    or samples files are unsafe, or whose samples fail their sha256, instead of failing.
+    ``target``/``min_per_bucket``: the precision the board states and checks every row against;
+    ``resamples``: bootstrap resamples of the board-level intervals; ``compare``: JSON files of
+    ``harness compare --json`` to publish as pages (copied into the board)."""
+    from harness.leaderboard.aggregate import collect
+    from harness.leaderboard.compare_pages import load_comparisons
+
     where = Path(os.path.abspath(out))
     if not where.name:
         raise HarnessError(f"--out {out}: give a folder with a name")
+    if resamples < 100:
+        raise HarnessError(f"--resamples: need at least 100, got {resamples}")
+    if not 0 < target < 0.5:
+        raise HarnessError(f"--target: expected a half-width between 0 and 0.5, got {target}")
     check_out(where)
-    collected = collect(paths, title=title, samples=samples, gzip_samples=gzip_samples,
-                        skip_invalid=skip_invalid)
+    merged = collect(paths, title=title, samples=samples, gzip_samples=gzip_samples,
+                     skip_invalid=skip_invalid, resamples=resamples, target=target,
+                     min_per_bucket=min_per_bucket)
+    collected, samples_shown = merged.collected, merged.viewer
+    comparisons, compare_copies = load_comparisons(compare)
+    board = merged.board.model_copy(update={"build": BuildOptions(
+        title=title, samples=samples, gzip_samples=gzip_samples, png=png,
+        skip_invalid=skip_invalid, target=target, min_per_bucket=min_per_bucket,
+        resamples=resamples, compare=[c.rel for c in compare_copies])})
+    viewer = Viewer(samples_shown, comparisons)
     with BuildLock(where):
         check_out(where)  # again, now that no other build can change it
         remove_stale(where)
         tmp = new_build_folder(where)
         try:
-            files = _write_all(collected.board, collected.copies, tmp, png)
+            files = _write_all(board, [*collected.copies, *compare_copies], viewer, tmp, png)
             swap_in(tmp, where)
         except OSError as e:
             raise HarnessError(f"--out {out}: cannot write the leaderboard: "
@@ -118,5 +144,4 @@ def build(paths: Sequence[Path], out: Path, title: str = "Leaderboard", samples:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     files = [out / f.relative_to(tmp) for f in files]
-    return BuildReport(collected.board, files, list(collected.board.conflicts),
-                       collected.skipped)
+    return BuildReport(board, files, list(board.conflicts), collected.skipped)

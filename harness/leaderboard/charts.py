@@ -47,7 +47,7 @@ def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
     pw, ph = width - left - right, plot_height
     legend = _legend_positions([_label(entries, r.entry) for r in task.rows], left,
                                top + ph + 56, width - right)
-    height = (legend[-1][1] if legend else top + ph + 40) + 10
+    height = (legend[-1][1] if legend else top + ph + 40) + 26
     labels = [b.label for b in task.buckets]
     k = max(len(labels), 1)
 
@@ -79,23 +79,32 @@ def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
                  f'font-size="12">{escape(task.difficulty_name)}</text>')
     pos = {lab: i for i, lab in enumerate(labels)}
     order = {e.id: n for n, e in enumerate(entries)}
-    for row in task.rows:
+    m = len(task.rows)
+    step = min(6.0, pw / k / (2 * max(m, 1)))  # identical lines are offset, never hidden
+    for n_row, row in enumerate(task.rows):
         c = color(order.get(row.entry, 0))
+        dx = (n_row - (m - 1) / 2) * step
         pts = [(pos[cell.label], cell) for cell in row.buckets
                if cell.label in pos and cell.accuracy is not None]
         band = [(i, cl) for i, cl in pts if cl.ci_low is not None and cl.ci_high is not None]
         if len(band) > 1:
-            upper = " ".join(f"{_f(x(i))},{_f(y(cl.ci_high or 0.0))}" for i, cl in band)
-            lower = " ".join(f"{_f(x(i))},{_f(y(cl.ci_low or 0.0))}" for i, cl in reversed(band))
+            upper = " ".join(f"{_f(x(i) + dx)},{_f(y(cl.ci_high or 0.0))}" for i, cl in band)
+            lower = " ".join(f"{_f(x(i) + dx)},{_f(y(cl.ci_low or 0.0))}"
+                             for i, cl in reversed(band))
             parts.append(f'<polygon class="band" points="{upper} {lower}" fill="{c}" '
-                         f'fill-opacity="0.15" stroke="none"/>')
-        if pts:
-            d = " ".join(f"{'M' if n == 0 else 'L'}{_f(x(i))},{_f(y(cl.accuracy or 0.0))}"
+                         f'fill-opacity="0.12" stroke="{c}" stroke-opacity="0.5" '
+                         f'stroke-dasharray="2,3"/>')
+        if len(pts) > 1:
+            d = " ".join(f"{'M' if n == 0 else 'L'}{_f(x(i) + dx)},{_f(y(cl.accuracy or 0.0))}"
                          for n, (i, cl) in enumerate(pts))
             parts.append(f'<path class="series" d="{d}" fill="none" stroke="{c}" '
                          f'stroke-width="2"/>')
+        for i, cl in band:
+            parts.append(f'<line class="whisker" x1="{_f(x(i) + dx)}" x2="{_f(x(i) + dx)}" '
+                         f'y1="{_f(y(cl.ci_low or 0.0))}" y2="{_f(y(cl.ci_high or 0.0))}" '
+                         f'stroke="{c}" stroke-width="1.5"/>')
         for i, cl in pts:
-            parts.append(f'<circle cx="{_f(x(i))}" cy="{_f(y(cl.accuracy or 0.0))}" r="3" '
+            parts.append(f'<circle cx="{_f(x(i) + dx)}" cy="{_f(y(cl.accuracy or 0.0))}" r="3" '
                          f'fill="{c}"><title>{escape(_label(entries, row.entry))} '
                          f'{escape(cl.label)}: {100 * (cl.accuracy or 0.0):.1f}% '
                          f'(n={cl.n})</title></circle>')
@@ -104,6 +113,13 @@ def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
         parts.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" fill="{c}"/>')
         parts.append(f'<text class="legend" x="{lx + 16}" y="{ly}" font-size="11">'
                      f'{escape(_label(entries, row.entry))}</text>')
+    ly = (legend[-1][1] if legend else top + ph + 40) + 16
+    parts.append(f'<rect x="{left}" y="{ly - 9}" width="12" height="10" fill="#888" '
+                 f'fill-opacity="0.12" stroke="#888" stroke-dasharray="2,3"/>')
+    parts.append(f'<text class="legend band-legend" x="{left + 16}" y="{ly}" font-size="11">'
+                 "shaded band and whisker: Wilson 95% CI of the model in its colour "
+                 "(overlapping bands mix); lines are offset sideways so equal ones stay "
+                 "visible</text>")
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -116,11 +132,12 @@ def _label(entries: Sequence[Entry], entry_id: str) -> str:
 class Bar:
     """One bar of a gap chart (fractions; the chart shows points)."""
 
-    label: str
-    value: float | None
-    lo: float | None
-    hi: float | None
-    color: str
+    label: str  # the entry's label
+    value: float | None  # the gap (None: not measured)
+    lo: float | None  # CI lower bound
+    hi: float | None  # CI upper bound
+    color: str  # bar colour
+    note: str | None = None  # shown instead of a bar when there is no value ("floor", ...)
 
 
 def gap_bars_svg(bars: Sequence[Bar], title: str, width: int = 720) -> Markup:
@@ -149,7 +166,8 @@ def gap_bars_svg(bars: Sequence[Bar], title: str, width: int = 720) -> Markup:
         parts.append(f'<text x="{left - 8}" y="{_f(yc + 4)}" text-anchor="end" font-size="12">'
                      f'{escape(b.label)}</text>')
         if b.value is None:
-            parts.append(f'<text x="{_f(x(0) + 4)}" y="{_f(yc + 4)}" font-size="11">n/a</text>')
+            parts.append(f'<text class="nogap" x="{_f(x(0) + 4)}" y="{_f(yc + 4)}" '
+                         f'font-size="11">{escape(b.note or "n/a")}: no gap</text>')
             continue
         x0, x1 = sorted((x(0), x(b.value)))
         parts.append(f'<rect class="bar" x="{_f(x0)}" y="{_f(yc - 8)}" width="{_f(x1 - x0)}" '

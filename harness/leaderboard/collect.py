@@ -1,22 +1,23 @@
-"""Load results.json files and merge them into one ranked :class:`Leaderboard`.
+"""Load results.json files and merge them into one :class:`Leaderboard`.
 
 Runs are grouped into *entries*: one per model (``backend:name``) and configuration (the run
-options that change results: model spec and args other than ``device``, seed, limit per bucket,
-templates, few-shot k, chat template, strategy). For each entry and task the newest run (file
-modification time, then the later path on the command line) wins; an older duplicate whose spec or
-numbers differ is reported as a :class:`Conflict`. Identical duplicates are merged silently.
+options that change results: model spec and args other than ``device``, seed, templates, few-shot
+k, chat template, strategy; not ``--limit-per-bucket``: a smaller limit runs a prefix of the same
+items, and every cell shows its n). For each entry and task the latest run wins, by the start
+time the run recorded (``timings.started_unix``), then by the sha256 of its bytes: never by file
+modification times, so a checkout or a copy builds the same board. An older duplicate whose spec
+or numbers differ is reported as a :class:`Conflict`; identical duplicates merge silently.
 
-Names from results files are checked before they name files (see :mod:`.paths`): a task whose
-address is not a plain ``suite/name`` or whose ``samples_file`` leaves its run folder, or whose
-samples do not match the ``samples_sha256`` recorded, fails the build with one line naming the
-results file and key (``skip_invalid``: the task is left out with a warning line instead).
+Every input results.json is copied verbatim into the board, with the per-sample files it names,
+under ``runs/<entry>/<sha256[:12]>/``: the board carries its own inputs, and building from those
+copies gives the same bytes. Names from results files are checked before they name files (see
+:mod:`.paths`); an invalid task fails the build with one line (``skip_invalid``: left out).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,34 +25,22 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results
-from harness.leaderboard.plots import task_file_stem
-from harness.leaderboard.schema import (
-    LEADERBOARD_KIND,
-    LEADERBOARD_SCHEMA_VERSION,
-    AnalysisCell,
-    BucketCell,
-    BucketInfo,
-    Conflict,
-    Entry,
-    Leaderboard,
-    ModelCard,
-    SourceRun,
-    TaskBoard,
-    TaskRow,
-)
+from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results, open_samples
+from harness.leaderboard.provenance import public_id, reproduce, started_at
+from harness.leaderboard.rows import ItemData, task_row
+from harness.leaderboard.schema import Conflict, SourceRun
 from harness.results import Results, TaskResult
-from harness.scoring.stats import Z95, r10
+from harness.scoring.records import SampleRecord
 
-__all__ = ["Collected", "collect", "config_of", "load_leaderboard", "load_results", "rank", "slug"]
+__all__ = ["Collected", "gather", "config_of", "load_leaderboard", "load_results", "slug"]
 
 SUITE_ORDER = ("lengthgen", "compgen", "easy2hard", "instructdiv")
 #: analyses shown as their own leaderboard columns, in this order, with their display names
 HEADLINE_ANALYSES = {"compositionality_gap": "compositionality gap", "sgr": "SGR",
                      "multi_prompt": "CPS", "effective_length": "effective length"}
-_CONFIG_KEYS = ("model", "model_args", "seed", "limit_per_bucket", "templates", "num_fewshot",
-                "fewshot_shared",
+_CONFIG_KEYS = ("model", "model_args", "seed", "templates", "num_fewshot", "fewshot_shared",
                 "apply_chat_template", "strategy")
+VIEWER_PER_BUCKET = 20  # samples per bucket shown by the sample viewer (the file has all)
 
 
 def config_of(res: Results) -> dict[str, Any]:
@@ -69,10 +58,12 @@ def slug(text: str) -> str:
     return s[:60] or "model"
 
 
-def mean(xs: Sequence[float | None]) -> float | None:
-    """Mean of the non-None values (None when there are none), rounded with r10."""
-    vals = [x for x in xs if x is not None]
-    return r10(math.fsum(vals) / len(vals)) if vals else None
+def display_name(name: str) -> str:
+    """A model name to show: a local absolute path (or one leaving the checkout) is reduced to
+    its last part, so no local path reaches a page."""
+    if name.startswith(("/", "~")) or ".." in name.split("/"):
+        return name.rstrip("/").rsplit("/", 1)[-1] or "model"
+    return name
 
 
 def suite_of(task: str) -> str:
@@ -85,29 +76,49 @@ def suite_sort_key(suite: str) -> tuple[int, str]:
     return (SUITE_ORDER.index(suite), "") if suite in SUITE_ORDER else (len(SUITE_ORDER), suite)
 
 
-@dataclass
-class _Run:
-    path: str
-    mtime: float
-    order: int
-    res: Results
-    entry_key: str
+def task_sort_key(task: str) -> tuple[tuple[int, str], str]:
+    """Tasks by suite (canonical order), then name."""
+    return (suite_sort_key(suite_of(task)), task)
 
 
 @dataclass
-class _Cell:
+class Run:
+    """One input results.json."""
+
+    given: Path  # as given on the command line
+    sha256: str  # of its bytes
+    res: Results  # its content (invalid tasks removed)
+    entry_key: str  # model + configuration
+    samples: dict[str, tuple[Path, str | None]]  # task → checked samples file, recorded sha256
+    folder: str = ""  # its copy in the board: runs/<entry>/<sha[:12]>
+
+    @property
+    def order(self) -> tuple[str, str]:
+        """Oldest first: recorded start time (runs without one first), then content hash."""
+        return (started_at(self.res) or "", self.sha256)
+
+
+@dataclass
+class Cell:
     """The chosen run of one entry on one task."""
 
-    run: _Run
-    task: TaskResult
+    run: Run  # the run it comes from
+    task: TaskResult  # its result
+    source: str = ""  # the board's copy of the run's results.json
+    samples_rel: str | None = None  # the board's copy of its samples file
+    items: ItemData | None = None  # its samples (None: not copied)
 
 
 @dataclass
 class Collected:
-    """The merged leaderboard, the per-sample files to copy next to it, and the one-line
-    reasons of the tasks left out (``skip_invalid``)."""
+    """The merged inputs: runs, the chosen cell per entry and task, the files to copy, and the
+    one-line reasons of the tasks left out (``skip_invalid``)."""
 
-    board: Leaderboard
+    runs: list[Run]
+    cells: dict[str, dict[str, Cell]]  # entry key → task → chosen cell
+    ids: dict[str, str]  # entry key → Entry.id
+    labels: dict[str, str]  # entry key → display label
+    conflicts: list[Conflict]
     copies: list[Copy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
@@ -121,30 +132,29 @@ def _differs(a: TaskResult, b: TaskResult) -> str | None:
     if a.spec_sha256 != b.spec_sha256:
         return f"task spec differs (sha256 {a.spec_sha256[:12]} vs {b.spec_sha256[:12]})"
     if [t.model_dump() for t in a.templates] != [t.model_dump() for t in b.templates]:
-        acc = [_pooled(t.templates[0]) if t.templates else None for t in (a, b)]
-        return f"numbers differ (accuracy {_fmt(acc[0])} vs {_fmt(acc[1])})"
+        acc = [_pooled(t) for t in (a, b)]
+        return f"numbers differ (accuracy {acc[0]} vs {acc[1]})"
     if [x.model_dump() for x in a.analyses] != [x.model_dump() for x in b.analyses]:
         return "analyses differ"
     return None
 
 
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.4f}"
+def _pooled(t: TaskResult) -> str:
+    if not t.templates:
+        return "-"
+    bs = t.templates[0].buckets
+    n = sum(b.n for b in bs)
+    return f"{sum(b.correct for b in bs) / n:.4f}" if n else "-"
 
 
-def _pooled(report: Any) -> float | None:
-    n = sum(b.n for b in report.buckets)
-    return r10(math.fsum(b.correct for b in report.buckets) / n) if n else None
-
-
-def _labels(keys: list[str], runs: dict[str, _Run]) -> dict[str, str]:
+def _labels(keys: list[str], name_of: dict[str, str]) -> dict[str, str]:
     """Display label per entry key: the model, plus the differing options when it has several."""
     by_model: dict[str, list[str]] = {}
     for k in keys:
         by_model.setdefault(json.loads(k)["model"], []).append(k)
     out = {}
     for model, ks in by_model.items():
-        name = runs[ks[0]].res.model.name
+        name = name_of[ks[0]]
         if len(ks) == 1:
             out[ks[0]] = name
             continue
@@ -157,201 +167,122 @@ def _labels(keys: list[str], runs: dict[str, _Run]) -> dict[str, str]:
     return out
 
 
-def _row(entry_id: str, cell: _Cell, samples_rel: str | None) -> TaskRow:
-    t = cell.task
-    rep = t.templates[0]
-    roles = {r.role: r for r in rep.roles}
-    g = rep.gaps
-    return TaskRow(
-        entry=entry_id, template=rep.template, condition=rep.condition,
-        n_reports=len(t.templates), accuracy=_pooled(rep),
-        id_accuracy=roles["ID"].accuracy if "ID" in roles else None,
-        ood_accuracy=roles["OOD"].accuracy if "OOD" in roles else None,
-        gap=g.id_ood.value if g.id_ood else None,
-        gap_ci_low=g.id_ood.ci_low if g.id_ood else None,
-        gap_ci_high=g.id_ood.ci_high if g.id_ood else None,
-        retention=g.retention.value if g.retention else None,
-        retention_ci_low=g.retention.ci_low if g.retention else None,
-        retention_ci_high=g.retention.ci_high if g.retention else None,
-        horizon=g.horizon.value if g.horizon else None,
-        horizon_factor=g.horizon.factor if g.horizon else None,
-        buckets=[BucketCell(label=b.bucket, n=b.n, accuracy=b.accuracy, ci_low=b.ci_low,
-                            ci_high=b.ci_high) for b in rep.buckets],
-        analyses=[AnalysisCell(name=a.name, value=a.value, ci_low=a.ci_low, ci_high=a.ci_high,
-                               n=a.n) for a in t.analyses],
-        spec_sha256=t.spec_sha256, source=cell.run.path, samples=samples_rel,
-    )
+def _read(paths: Sequence[Path], samples: str, skip_invalid: bool,
+          invalid: list[str]) -> list[Run]:
+    seen: set[str] = set()
+    runs: list[Run] = []
+    for p in paths:
+        if p.is_dir():
+            p = p / "results.json"
+        res = load_results(p)
+        sha = hashlib.sha256(p.read_bytes()).hexdigest()
+        if sha in seen:  # the same file twice (or a copy of it)
+            continue
+        seen.add(sha)
+        res, files = check_run(p, res, samples, invalid)
+        if invalid and not skip_invalid:
+            raise HarnessError(invalid[0] + " (--skip-invalid leaves such tasks out)")
+        runs.append(Run(p, sha, res, _entry_key(res), files))
+    return sorted(runs, key=lambda r: r.order)
 
 
-def _mean_gap_ci(rows: Sequence[TaskRow]) -> tuple[float | None, float | None, float | None]:
-    """Mean gap over tasks and its 95% CI: each task's bootstrap CI read as a normal interval
-    (se = width / 2z), tasks independent: se(mean) = sqrt(sum se²) / k."""
-    gaps = [r for r in rows if r.gap is not None]
-    if not gaps:
-        return None, None, None
-    k = len(gaps)
-    m = math.fsum(r.gap for r in gaps if r.gap is not None) / k
-    var = math.fsum(((r.gap_ci_high or 0.0) - (r.gap_ci_low or 0.0)) ** 2 / (2 * Z95) ** 2
-                    for r in gaps)
-    half = Z95 * math.sqrt(var) / k
-    return r10(m), r10(m - half), r10(m + half)
+def _items(path: Path, rep: tuple[str, str]) -> ItemData:
+    """Every sample's (item, score, role) and the primary report's samples of a samples file."""
+    everything: list[tuple[str, float, bool]] = []
+    primary: list[SampleRecord] = []
+    try:
+        with open_samples(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                r = SampleRecord.model_validate_json(line)
+                everything.append((r.id, r.score, r.role == "ID"))
+                if (r.template, r.condition) == rep:
+                    primary.append(r)
+    except (OSError, ValueError) as e:
+        raise HarnessError(f"{path}: cannot read samples: {str(e).splitlines()[0]}") from None
+    return ItemData(everything, primary)
 
 
-def _entry(entry_id: str, label: str, rows: list[TaskRow], task_names: list[str],
-           runs: list[_Run]) -> Entry:
-    by_suite: dict[str, list[float | None]] = {}
-    for name, r in zip(task_names, rows, strict=True):
-        by_suite.setdefault(suite_of(name), []).append(r.accuracy)
-    suites = {s: mean(v) for s, v in sorted(by_suite.items(), key=lambda kv: suite_sort_key(kv[0]))}
-    gap, lo, hi = _mean_gap_ci(rows)
-    both = [r for r in rows if r.id_accuracy is not None and r.ood_accuracy is not None]
-    id_both = mean([r.id_accuracy for r in both])
-    ood_both = mean([r.ood_accuracy for r in both])
-    retention = r10(ood_both / id_both) if id_both and ood_both is not None else None
-    names = sorted({a.name for r in rows for a in r.analyses})
-    analyses = {n: mean([a.value for r in rows for a in r.analyses if a.name == n]) for n in names}
-    res = runs[0].res
-    return Entry(
-        id=entry_id, label=label, rank=0, overall=mean(list(suites.values())),
-        suite_scores=suites, id_accuracy=mean([r.id_accuracy for r in rows]),
-        ood_accuracy=mean([r.ood_accuracy for r in rows]), gap=gap, gap_ci_low=lo,
-        gap_ci_high=hi, retention=retention,
-        horizon_factor=mean([r.horizon_factor for r in rows]), analyses=analyses,
-        n_tasks=len(rows),
-        card=ModelCard(
-            backend=res.model.backend, name=res.model.name, path=res.model.path,
-            revision=res.model.revision, weights_sha256=res.model.weights_sha256,
-            dtype=res.model.dtype, device=res.model.device, seed=res.run.seed,
-            limit_per_bucket=res.run.limit_per_bucket, config=config_of(res),
-            harness_versions=sorted({r.res.harness.version for r in runs}),
-            git_commits=sorted({c for r in runs if (c := r.res.harness.git_commit)}),
-        ),
-    )
-
-
-def rank(entries: list[Entry]) -> list[Entry]:
-    """Sort by overall score (best first, missing last); ties share the smallest rank."""
-    ordered = sorted(entries, key=lambda e: (e.overall is None, -(e.overall or 0.0), e.label))
-    out = []
-    for e in ordered:
-        better = sum(1 for o in ordered if e.overall is not None and o.overall is not None
-                     and o.overall > e.overall)
-        out.append(e.model_copy(update={"rank": better + 1 if e.overall is not None
-                                        else len(ordered)}))
-    return out
-
-
-def _task_board(name: str, cells: list[tuple[Entry, _Cell, TaskRow]]) -> TaskBoard:
-    first = cells[0][1].task
-    spec = first.spec
-    buckets: dict[tuple[int, str], BucketInfo] = {}
-    for _, cell, _ in cells:
-        for b in cell.task.templates[0].buckets:
-            buckets.setdefault((b.index, b.bucket), BucketInfo(
-                label=b.bucket, index=b.index, role=b.role, lo=b.lo, hi=b.hi))
-    card = spec.get("card")
-    return TaskBoard(
-        task=name, suite=suite_of(name), description=str(spec.get("description", "")),
-        citations=[str(c) for c in spec.get("citations", []) or []],
-        card=card if isinstance(card, dict) else None, difficulty_name=first.difficulty_name,
-        buckets=[buckets[k] for k in sorted(buckets)], rows=[r for _, _, r in cells],
-    )
-
-
-def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "copy",
-            gzip_samples: bool = False, skip_invalid: bool = False) -> Collected:
-    """Merge runs into a leaderboard. ``samples``: ``copy`` plans copying each used per-sample
-    file to ``per-sample/<entry>/<task>.jsonl`` (``.gz`` when ``gzip_samples``), ``none`` skips.
-    An invalid task (unsafe address or samples file, samples sha256 mismatch) raises one
-    ``HarnessError`` line, or with ``skip_invalid`` is left out and listed in ``skipped``."""
-    from harness import __version__
-
+def gather(paths: Sequence[Path], samples: str = "copy", gzip_samples: bool = False,
+           skip_invalid: bool = False) -> Collected:
+    """Read and merge runs; plan the copies of their results and samples into the board."""
     if not paths:
         raise HarnessError("leaderboard build: give at least one results.json")
     if samples not in ("copy", "none"):
         raise HarnessError(f"--samples: expected 'copy' or 'none', got {samples!r}")
-    seen: set[Path] = set()
-    runs: list[_Run] = []
     invalid: list[str] = []
-    sample_files: dict[tuple[str, str], tuple[Path, str | None]] = {}
-    for i, p in enumerate(paths):
-        if p.is_dir():
-            p = p / "results.json"
-        if p.resolve() in seen:
-            continue
-        seen.add(p.resolve())
-        res, files = check_run(p, load_results(p), samples, invalid)
-        if invalid and not skip_invalid:
-            raise HarnessError(invalid[0] + " (--skip-invalid leaves such tasks out)")
-        sample_files.update({(str(p), task): f for task, f in files.items()})
-        runs.append(_Run(str(p), p.stat().st_mtime, i, res, _entry_key(res)))
-    cells: dict[str, dict[str, _Cell]] = {}
-    conflicts: list[tuple[str, str, str, str, str]] = []
-    for run in sorted(runs, key=lambda r: (r.mtime, r.order), reverse=True):  # newest first
+    runs = _read(paths, samples, skip_invalid, invalid)
+    cells: dict[str, dict[str, Cell]] = {}
+    conflicts: list[tuple[str, str, Run, Run, str]] = []
+    for run in reversed(runs):  # newest first
         for t in run.res.tasks:
             if not t.templates:
                 continue
             have = cells.setdefault(run.entry_key, {})
             if t.task not in have:
-                have[t.task] = _Cell(run, t)
+                have[t.task] = Cell(run, t)
                 continue
             why = _differs(have[t.task].task, t)
             if why is not None:
-                conflicts.append((run.entry_key, t.task, have[t.task].run.path, run.path, why))
+                conflicts.append((run.entry_key, t.task, have[t.task].run, run, why))
     if not cells:
         why = f" ({len(invalid)} left out as invalid)" if invalid else ""
         raise HarnessError(f"leaderboard build: no task results to show{why}")
-    first_run = {r.entry_key: r for r in sorted(runs, key=lambda r: r.order, reverse=True)}
-    keys = sorted(cells, key=lambda k: min(r.order for r in runs if r.entry_key == k))
-    labels = _labels(keys, first_run)
+    keys = sorted(cells)
+    labels = _labels(keys, {r.entry_key: display_name(r.res.model.name) for r in runs})
     ids: dict[str, str] = {}
-    for k in keys:
+    for k in sorted(keys, key=lambda k: labels[k]):
         base = slug(labels[k])
         if base in ids.values():
             base = f"{base}-{hashlib.sha256(k.encode()).hexdigest()[:8]}"
         ids[k] = base
     copies: list[Copy] = []
-    entries: list[Entry] = []
-    rows_of: dict[str, dict[str, TaskRow]] = {}
-    for k in keys:
-        names = sorted(cells[k], key=lambda n: (suite_sort_key(suite_of(n)), n))
-        rows = []
-        for n in names:
-            cell = cells[k][n]
-            found = sample_files.get((cell.run.path, n))
-            rel = None
+    for run in runs:
+        run.folder = f"runs/{ids.get(run.entry_key, 'unused')}/{run.sha256[:12]}"
+        copies.append(Copy(run.given, f"{run.folder}/results.json", None, str(run.given)))
+        for task, (src, sha) in sorted(run.samples.items()):
+            t = next(x for x in run.res.tasks if x.task == task)
+            rel = f"{run.folder}/{t.samples_file}" + (".gz" if gzip_samples else "")
+            copies.append(Copy(src, rel, sha, str(run.given)))
+    for by_task in cells.values():
+        for name, cell in by_task.items():
+            run = cell.run
+            cell.source = f"{run.folder}/results.json"
+            found = run.samples.get(name)
             if found is not None:
-                rel = f"per-sample/{ids[k]}/{n}.jsonl" + (".gz" if gzip_samples else "")
-                copies.append(Copy(found[0], rel, found[1], cell.run.path))
-            rows.append(_row(ids[k], cell, rel))
-        rows_of[k] = dict(zip(names, rows, strict=True))
-        entries.append(_entry(ids[k], labels[k], rows, names,
-                              [r for r in runs if r.entry_key == k]))
-    entries = rank(entries)
-    key_of = {ids[k]: k for k in keys}
-    all_tasks = sorted({n for k in keys for n in cells[k]},
-                       key=lambda n: (suite_sort_key(suite_of(n)), n))
-    stems: dict[str, str] = {}
-    for n in all_tasks:
-        if (other := stems.setdefault(task_file_stem(n), n)) != n:
-            raise HarnessError(f"leaderboard build: tasks {other!r} and {n!r} would share the "
-                               f"page name {task_file_stem(n)}.html; rename one of them")
-    boards = []
-    for n in all_tasks:
-        here = [(e, cells[key_of[e.id]][n], rows_of[key_of[e.id]][n]) for e in entries
-                if n in cells[key_of[e.id]]]
-        boards.append(_task_board(n, here))
-    used = {(c.run.path, n) for k in keys for n, c in cells[k].items()}
-    sources = [SourceRun(path=r.path, model=f"{r.res.model.backend}:{r.res.model.name}",
-                         entry=ids.get(r.entry_key, ""), tasks=[t.task for t in r.res.tasks],
-                         used_tasks=[t.task for t in r.res.tasks if (r.path, t.task) in used],
-                         harness_version=r.res.harness.version, mtime=r.mtime) for r in runs]
-    board = Leaderboard(
-        schema_version=LEADERBOARD_SCHEMA_VERSION, kind=LEADERBOARD_KIND, title=title,
-        harness_version=__version__,
-        suites=sorted({suite_of(n) for n in all_tasks}, key=suite_sort_key),
-        entries=entries, tasks=boards, sources=sources,
-        conflicts=[Conflict(entry=ids[k], task=t, kept=kept, dropped=dropped, reason=why)
-                   for k, t, kept, dropped, why in conflicts],
-    )
-    return Collected(board, copies, invalid)
+                rep = cell.task.templates[0]
+                cell.samples_rel = f"{run.folder}/{cell.task.samples_file}" + (
+                    ".gz" if gzip_samples else "")
+                cell.items = _items(found[0], (rep.template, rep.condition))
+    return Collected(runs, cells, ids, labels,
+                     [Conflict(entry=ids[k], task=t, kept=f"{kept.folder}/results.json",
+                               dropped=f"{dropped.folder}/results.json", reason=why)
+                      for k, t, kept, dropped, why in conflicts], copies, invalid)
+
+
+def sources(c: Collected) -> list[SourceRun]:
+    """One line of provenance per input run, oldest first."""
+    used = {(cell.source, n) for by_task in c.cells.values() for n, cell in by_task.items()}
+    out = []
+    for r in c.runs:
+        path = f"{r.folder}/results.json"
+        cache = r.res.cache
+        out.append(SourceRun(
+            path=path, sha256=r.sha256, model=f"{r.res.model.backend}:{r.res.model.name}",
+            public_id=public_id(r.res), entry=c.ids.get(r.entry_key, ""),
+            tasks=[t.task for t in r.res.tasks],
+            used_tasks=[t.task for t in r.res.tasks if (path, t.task) in used],
+            spec_sha256={t.task: t.spec_sha256 for t in r.res.tasks},
+            harness_version=r.res.harness.version, git_commit=r.res.harness.git_commit,
+            git_dirty=r.res.harness.git_dirty, cache_hits=cache.hits if cache else None,
+            cache_misses=cache.misses if cache else None, started_at=started_at(r.res),
+            reproduce=reproduce(r.res)))
+    return out
+
+
+def rows_of(c: Collected) -> dict[str, dict[str, Any]]:
+    """Entry id → task → its TaskRow (before board-wide corrections)."""
+    return {c.ids[k]: {n: task_row(c.ids[k], cell.task, cell.source, cell.samples_rel,
+                                   cell.items) for n, cell in by_task.items()}
+            for k, by_task in c.cells.items()}

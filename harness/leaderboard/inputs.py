@@ -3,9 +3,12 @@ line naming the file; and checking a run's tasks before their names reach a path
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, cast
 
 from pydantic import ValidationError
 
@@ -63,18 +66,39 @@ def check_run(path: Path, res: Results, samples: str,
             continue
         if samples == "copy":
             src, why = samples_problem(path.parent, t.samples_file)
+            if src is None and why is None:  # a board's own copy: <samples_file>.gz
+                src, why = samples_problem(path.parent, t.samples_file + ".gz")
             if why is not None:
                 invalid.append(f"{path}: tasks[{i}].samples_file: {t.samples_file!r} {why}; "
                                "only files inside the run folder are published")
                 continue
             if src is not None:
-                if t.samples_sha256 is not None and file_sha256(src) != t.samples_sha256:
+                if t.samples_sha256 is not None and samples_sha256(src) != t.samples_sha256:
                     invalid.append(f"{path}: tasks[{i}].samples_sha256: {src} does not match "
                                    "it (the samples file changed after the run)")
                     continue
                 files[t.task] = (src, t.samples_sha256)
         keep.append(t)
     return res.model_copy(update={"tasks": keep}), files
+
+
+def samples_sha256(path: Path) -> str:
+    """sha256 of a samples file's JSONL bytes: for a ``.gz`` copy, of the decompressed bytes
+    (what results.json's ``samples_sha256`` records)."""
+    if path.suffix != ".gz":
+        return file_sha256(path)
+    h = hashlib.sha256()
+    with gzip.open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def open_samples(path: Path) -> IO[bytes]:
+    """A samples file's JSONL bytes (decompressed for a ``.gz`` copy)."""
+    if path.suffix == ".gz":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return path.open("rb")
 
 
 def load_leaderboard(path: Path) -> Leaderboard:

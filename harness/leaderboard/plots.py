@@ -44,18 +44,25 @@ def task_curve_png(board: Leaderboard, task: TaskBoard, path: Path,
     pos = {lab: i for i, lab in enumerate(labels)}
     fig, ax = plt.subplots(figsize=(7.0, 3.6))
     try:
-        for row in task.rows:
+        m = len(task.rows)
+        for n_row, row in enumerate(task.rows):
             pts = [(pos[c.label], c) for c in row.buckets
                    if c.label in pos and c.accuracy is not None]
             if not pts:
                 continue
             col = color(order.get(row.entry, 0))
-            xs = [i for i, _ in pts]
-            ax.plot(xs, [100 * (c.accuracy or 0.0) for _, c in pts], marker="o", color=col,
-                    label=label.get(row.entry, row.entry))
-            ax.fill_between(xs, [100 * (c.ci_low or 0.0) for _, c in pts],
-                            [100 * (c.ci_high or 0.0) for _, c in pts], color=col, alpha=0.15,
-                            linewidth=0)
+            dx = (n_row - (m - 1) / 2) * min(0.06, 0.4 / max(m, 1))  # equal lines stay visible
+            xs = [i + dx for i, _ in pts]
+            acc = [100 * (c.accuracy or 0.0) for _, c in pts]
+            err = [[a - 100 * (c.ci_low or 0.0) for a, (_, c) in zip(acc, pts, strict=True)],
+                   [100 * (c.ci_high or 0.0) - a for a, (_, c) in zip(acc, pts, strict=True)]]
+            ax.errorbar(xs, acc, yerr=err, marker="o", color=col, capsize=3,
+                        linestyle="-" if len(pts) > 1 else "none",
+                        label=f"{label.get(row.entry, row.entry)} (Wilson 95% CI)")
+            if len(pts) > 1:
+                ax.fill_between(xs, [100 * (c.ci_low or 0.0) for _, c in pts],
+                                [100 * (c.ci_high or 0.0) for _, c in pts], color=col,
+                                alpha=0.12, linewidth=0)
         for i in range(1, len(task.buckets)):
             if task.buckets[i].role != task.buckets[i - 1].role:
                 ax.axvline(i - 0.5, color="#444", linestyle="--", linewidth=1)

@@ -1,9 +1,10 @@
 """leaderboard.json: the merged, ranked view of many runs (pydantic models, schema-versioned).
 
-Every number comes from the runs' results.json files; nothing is recomputed from samples. A
-task's numbers are those of its *primary report*: the first (template, condition) report of the
-run, i.e. the task's default template and first few-shot condition. Macro averages weigh every
-task equally. See docs/leaderboards.md for the definitions of the derived columns.
+Bucket tables and gaps are those of a task's *primary report* (the first (template, condition)
+report of the run); accuracies, suite and overall scores pool every template and condition, and
+their intervals come from an item-level bootstrap over the copied per-sample files (see
+:mod:`harness.leaderboard.scores`). Macro averages weigh every task equally.
+See docs/leaderboards.md for the definitions of the derived columns.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-LEADERBOARD_SCHEMA_VERSION = 1
+LEADERBOARD_SCHEMA_VERSION = 2
 LEADERBOARD_KIND = "genharness-leaderboard"
 
 
@@ -21,20 +22,29 @@ class _Model(BaseModel):
 
 
 class ModelCard(_Model):
-    """Who produced an entry's numbers: model identity, run options and harness version."""
+    """Who produced an entry's numbers: public model identity, run options, harness version."""
 
     backend: str  # model backend, e.g. "hf"
     name: str  # model name as given to --model (after the backend prefix)
-    path: str | None  # resolved local path or hub id that was loaded
+    public_id: str  # public identifier: "package==version", "hub-id@revision" or a local label
     revision: str | None  # hub revision, where known
     weights_sha256: str | None  # hash of the weight file(s), where computed
     dtype: str | None  # parameter dtype, e.g. "float32"
     device: str | None  # where the model ran
     seed: int  # run seed
-    limit_per_bucket: int | None  # cap on items per bucket of the runs
+    limits_per_bucket: list[int | None]  # --limit-per-bucket of the merged runs (None: all items)
     config: dict[str, Any]  # the run options that define the configuration (see collect.py)
     harness_versions: list[str]  # genharness versions of the merged runs
     git_commits: list[str]  # harness git commits of the merged runs (where known)
+
+
+class Score(_Model):
+    """A suite or overall score with its item-level bootstrap interval."""
+
+    value: float | None  # the score (fraction)
+    ci_low: float | None  # 95% lower bound (None: no per-sample files to resample)
+    ci_high: float | None  # 95% upper bound
+    n_tasks: int  # tasks it averages
 
 
 class Entry(_Model):
@@ -42,19 +52,42 @@ class Entry(_Model):
 
     id: str  # file-name-safe unique id (used for page names and per-sample folders)
     label: str  # display name: the model name, plus the configuration when a model has several
-    rank: int  # 1 = best overall score; ties share the smallest rank
-    overall: float | None  # mean of the suite scores the entry has
-    suite_scores: dict[str, float | None]  # suite → mean task accuracy over the suite's tasks
+    family: str | None  # model family (name without a trailing -s<seed>), when it has one
+    group: int  # task-set group: entries are ranked only against entries with the same tasks
+    rank: int  # point rank within its group (1 = best overall); ties share the smallest rank
+    rank_low: int  # best rank within the group over 95% of bootstrap resamples
+    rank_high: int  # worst rank within the group over 95% of bootstrap resamples
+    overall: Score  # mean of the suite scores
+    suite_scores: dict[str, Score]  # suite → mean task accuracy (every template pooled)
     id_accuracy: float | None  # macro mean of the tasks' pooled ID accuracy
     ood_accuracy: float | None  # macro mean of the tasks' pooled OOD accuracy
-    gap: float | None  # macro mean of the tasks' ID − OOD gaps
-    gap_ci_low: float | None  # lower 95% bound of the mean gap (normal approx. of task CIs)
-    gap_ci_high: float | None  # upper 95% bound of the mean gap
-    retention: float | None  # ood_accuracy / id_accuracy over tasks with both roles
-    horizon_factor: float | None  # mean extrapolation horizon as a multiple of the largest ID value
+    gap: float | None  # macro mean of the ID − OOD gaps of the tasks where it is measured
+    gap_ci_low: float | None  # its 95% lower bound (item-level bootstrap across those tasks)
+    gap_ci_high: float | None  # its 95% upper bound
+    gap_p_holm: float | None  # Holm-adjusted bootstrap p-value of mean gap = 0 (over entries)
+    n_measured: int  # tasks whose gap is measured
+    n_floor: int  # tasks at the floor (pooled ID not above chance): no gap
+    n_ceiling: int  # tasks at the ceiling (both roles at 100%): no gap
+    retention: float | None  # mean OOD / mean ID over the measured tasks with both roles
+    horizon_factor: float | None  # mean extrapolation horizon ×ID over the measured tasks
+    n_horizon: int  # tasks the horizon mean covers
     analyses: dict[str, float | None]  # analysis name → mean headline value over tasks having it
+    analyses_n: dict[str, int]  # analysis name → tasks with a value
     n_tasks: int  # tasks the entry covers
     card: ModelCard  # model card
+
+
+class FamilyRow(_Model):
+    """Entries of one model family (e.g. training seeds): spread of their scores."""
+
+    family: str  # family name
+    members: list[str]  # Entry.id of each member
+    tasks: list[str]  # tasks every member covers
+    overall_mean: float | None  # mean of the members' overall scores
+    overall_sd: float | None  # sample standard deviation (None with one member)
+    overall_min: float | None  # lowest member overall score
+    overall_max: float | None  # highest member overall score
+    task_stats: dict[str, list[float | None]]  # task → [mean, sd, min, max] of member accuracy
 
 
 class BucketInfo(_Model):
@@ -88,28 +121,58 @@ class AnalysisCell(_Model):
 
 
 class TaskRow(_Model):
-    """One entry's primary report on one task."""
+    """One entry on one task: accuracy over every sample, gaps of the primary report."""
 
     entry: str  # Entry.id
     template: str  # template of the primary report
     condition: str  # few-shot condition of the primary report ("" when none)
     n_reports: int  # (template, condition) reports the run has for this task
-    accuracy: float | None  # accuracy pooled over every bucket
-    id_accuracy: float | None  # pooled ID accuracy
-    ood_accuracy: float | None  # pooled OOD accuracy
-    gap: float | None  # ID − OOD gap
+    n_items: int  # items (each counted once, however many templates it ran under)
+    n_samples: int  # samples (items × templates × conditions)
+    accuracy: float | None  # accuracy over every sample (all templates and conditions)
+    n_id: int  # ID samples of the primary report
+    n_ood: int  # OOD samples of the primary report
+    id_accuracy: float | None  # pooled ID accuracy (primary report)
+    ood_accuracy: float | None  # pooled OOD accuracy (primary report)
+    status: str  # "measured", "floor" (ID not above chance) or "ceiling" (both at 100%)
+    chance: float  # chance level of the ID items (0 for generation)
+    status_reason: str | None  # why no gap is shown, when status is not "measured"
+    gap: float | None  # ID − OOD gap (None unless measured)
     gap_ci_low: float | None  # its bootstrap 95% lower bound
     gap_ci_high: float | None  # its bootstrap 95% upper bound
+    gap_p_holm: float | None  # Holm-adjusted p of gap = 0 over every measured gap on the board
     retention: float | None  # OOD / ID
     retention_ci_low: float | None  # its bootstrap 95% lower bound
-    retention_ci_high: float | None  # its bootstrap 95% upper bound
+    retention_ci_high: float | None  # its bootstrap 95% upper bound (None: unbounded/unknown)
+    retention_unbounded: bool  # the upper bound is unbounded (resamples with ID at 0)
     horizon: float | None  # extrapolation horizon (difficulty value)
     horizon_factor: float | None  # horizon / largest ID difficulty
-    buckets: list[BucketCell]  # per-bucket accuracy, in the task's bucket order
+    buckets: list[BucketCell]  # per-bucket accuracy (primary report), in bucket order
     analyses: list[AnalysisCell]  # task-level analyses of the run
     spec_sha256: str  # hash of the resolved task spec the run used
-    source: str  # the results.json the row comes from (as given on the command line)
+    source: str  # the board's copy of the results.json the row comes from
     samples: str | None  # per-sample file relative to the leaderboard folder (None: not copied)
+    viewer: str | None  # sample viewer page relative to the leaderboard folder
+
+
+class PairTest(_Model):
+    """Two entries on one task's common items: B − A with a sign test over items."""
+
+    a: str  # Entry.id of A
+    b: str  # Entry.id of B
+    n_items: int  # common items
+    diff: float  # accuracy of B − accuracy of A on those items (every sample pooled)
+    a_better: int  # items where A scores higher
+    b_better: int  # items where B scores higher
+    p: float  # sign-test p-value (McNemar's test for one binary sample per item)
+    p_holm: float  # Holm-adjusted over every pair test on the board
+
+
+class TemplateInfo(_Model):
+    """One prompt template of a task."""
+
+    id: str  # template id
+    prompt: str  # the Jinja2 template text
 
 
 class TaskBoard(_Model):
@@ -121,20 +184,34 @@ class TaskBoard(_Model):
     citations: list[str]  # papers the task follows
     card: dict[str, Any] | None  # generalization card: axis, shift, locus
     difficulty_name: str  # name of the difficulty variable
+    templates: list[TemplateInfo]  # prompt templates of the spec
+    fewshot: str  # few-shot setting, in words
+    metric: str  # scoring metric (and output type)
+    example_prompt: str | None  # the first sample's exact prompt (None: no samples copied)
     buckets: list[BucketInfo]  # union of the entries' buckets, in axis order
     rows: list[TaskRow]  # one per entry that ran the task, in rank order
+    pairs: list[PairTest]  # pairwise tests between entries with the same items
+    stale: bool  # the spec hash differs from this checkout's task (rerun it)
 
 
 class SourceRun(_Model):
-    """One results.json given to ``harness leaderboard build``."""
+    """One results.json given to ``harness leaderboard build`` (copied under runs/)."""
 
-    path: str  # as given on the command line
+    path: str  # the board's copy, relative to the leaderboard folder
+    sha256: str  # sha256 of the results.json bytes
     model: str  # backend:name
+    public_id: str  # public model identifier (never a local path)
     entry: str  # Entry.id it contributes to ("": none of its tasks is on the board)
     tasks: list[str]  # tasks it holds
     used_tasks: list[str]  # of those, the ones it is the latest run for
+    spec_sha256: dict[str, str]  # task → hash of the resolved spec it ran
     harness_version: str  # genharness version that wrote it
-    mtime: float  # modification time (decides which duplicate is the latest)
+    git_commit: str | None  # harness commit it ran at
+    git_dirty: bool | None  # uncommitted changes under harness/ or tasks/ at that commit
+    cache_hits: int | None  # requests answered from the response cache (None: no cache)
+    cache_misses: int | None  # requests sent to the model
+    started_at: str | None  # UTC start time recorded by the run (decides the latest duplicate)
+    reproduce: str  # the command that reruns it
 
 
 class Conflict(_Model):
@@ -147,6 +224,30 @@ class Conflict(_Model):
     reason: str  # what differs
 
 
+class Precision(_Model):
+    """The precision the board states, and how its tasks meet it."""
+
+    target: float  # pooled ID and OOD accuracy within ± this (95%), worst case over accuracies
+    min_per_bucket: int  # items every bucket should have
+    tasks_meeting: int  # task rows (entry × task) that meet both
+    task_rows: int  # task rows on the board
+    short: list[str]  # "entry task: why" for each row that misses it
+
+
+class BuildOptions(_Model):
+    """The options the board was built with (a rebuild from its runs/ uses them again)."""
+
+    title: str  # --title
+    samples: str  # --samples: copy or none
+    gzip_samples: bool  # --gzip-samples
+    png: bool  # --png
+    skip_invalid: bool  # --skip-invalid
+    target: float  # --target
+    min_per_bucket: int  # --min-per-bucket
+    resamples: int  # --resamples
+    compare: list[str]  # the board's copies of the compare --json files it publishes
+
+
 class Leaderboard(_Model):
     """The whole leaderboard.json."""
 
@@ -154,8 +255,14 @@ class Leaderboard(_Model):
     kind: str  # always "genharness-leaderboard"
     title: str  # human title
     harness_version: str  # genharness version that built the leaderboard
+    resamples: int  # bootstrap resamples of the board-level intervals
+    correction: str  # multiplicity correction of the significance marks
+    precision: Precision  # stated precision target and how the rows meet it
+    stale_tasks: list[str]  # tasks whose spec differs from this checkout's (rerun them)
     suites: list[str]  # suites present, in canonical order
-    entries: list[Entry]  # rows, best first
+    entries: list[Entry]  # rows, by group then rank
+    families: list[FamilyRow]  # model families with several members
     tasks: list[TaskBoard]  # per-task tables, by suite then name
-    sources: list[SourceRun]  # the merged results files
+    sources: list[SourceRun]  # the merged results files, oldest first
     conflicts: list[Conflict]  # duplicates that disagreed
+    build: BuildOptions | None = None  # how it was built

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,14 @@ import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
 from harness.leaderboard.charts import Bar, color, curve_svg, gap_bars_svg
+from harness.leaderboard.collect import VIEWER_PER_BUCKET, display_name
+from harness.leaderboard.compare_pages import ComparePage
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.plots import task_file_stem
 from harness.leaderboard.schema import Leaderboard, TaskBoard, TaskRow
-from harness.leaderboard.tables import analysis_columns, analysis_title
+from harness.leaderboard.scores import ALPHA
+from harness.leaderboard.tables import analysis_columns, analysis_title, arrow, better
+from harness.scoring.records import SampleRecord
 
 _TEMPLATES = "templates"
 
@@ -39,6 +44,24 @@ def _num(x: float | None) -> str:
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
+def _pval(x: float | None) -> str:
+    """A p-value: 2 significant digits below 0.001, else 3 decimals; missing as ``-``."""
+    if x is None:
+        return "-"
+    return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
+
+
+def _public(model: str) -> str:
+    """``backend:name`` with a local absolute path reduced to its last part."""
+    backend, sep, name = model.partition(":")
+    return f"{backend}{sep}{display_name(name)}" if sep else display_name(model)
+
+
+def _stars(p: float | None) -> str:
+    """``*`` when a corrected p-value is below 0.05 (the site's significance mark)."""
+    return "*" if p is not None and p < ALPHA else ""
+
+
 def _dv(x: float | None) -> str:
     """A sortable data-value: the number, or empty for missing."""
     return "" if x is None else repr(float(x))
@@ -51,6 +74,7 @@ def environment() -> SandboxedEnvironment:
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
     )
     env.filters.update(pct=_pct, num=_num, dv=_dv, stem=task_file_stem, atitle=analysis_title,
+                       better=better, arrow=arrow, pval=_pval, stars=_stars, public=_public,
                        cellmap=lambda cells: {c.label: c for c in cells},
                        acell=lambda cells, name: next((c for c in cells if c.name == name), None))
     return env
@@ -63,35 +87,47 @@ def _copy_assets(w: SafeWriter) -> None:
             w.write_bytes(f"assets/{item.name}", item.read_bytes())
 
 
+@dataclass(frozen=True)
+class Viewer:
+    """What the site shows beyond leaderboard.json: samples per (entry, task) viewer page, and
+    the published comparisons."""
+
+    samples: dict[tuple[str, str], list[SampleRecord]]  # (Entry.id, task) → samples shown
+    comparisons: list[ComparePage] = field(default_factory=list)  # compare --json pages
+
+
 def _task_gap_bars(board: Leaderboard, task: TaskBoard) -> list[Bar]:
     order = {e.id: n for n, e in enumerate(board.entries)}
     label = {e.id: e.label for e in board.entries}
-    return [Bar(label[r.entry], r.gap, r.gap_ci_low, r.gap_ci_high, color(order[r.entry]))
-            for r in task.rows]
+    return [Bar(label[r.entry], r.gap, r.gap_ci_low, r.gap_ci_high, color(order[r.entry]),
+                None if r.status == "measured" else r.status) for r in task.rows]
 
 
-def write_site(board: Leaderboard, out: Path, png: bool = True) -> list[Path]:
+def write_site(board: Leaderboard, out: Path, viewer: Viewer | None = None,
+               png: bool = True) -> list[Path]:
     """Render every page into *out* (existing site pages there are replaced; every path is
     checked to stay inside *out* and no link is written through)."""
+    viewer = viewer or Viewer({})
     env = environment()
-    for sub in ("tasks", "models"):
+    for sub in ("tasks", "models", "viewer"):
         shutil.rmtree(out / sub, ignore_errors=True)
     w = SafeWriter(out)
     _copy_assets(w)
     analyses = analysis_columns(board)
     rows: dict[tuple[str, str], TaskRow] = {(t.task, r.entry): r for t in board.tasks
                                             for r in t.rows}
-    common: dict[str, Any] = {"board": board, "png": png, "analyses": analyses}
+    labels = {e.id: e.label for e in board.entries}
+    common: dict[str, Any] = {"board": board, "png": png, "analyses": analyses,
+                              "labels": labels, "comparisons": viewer.comparisons}
     entry_bars = [Bar(e.label, e.gap, e.gap_ci_low, e.gap_ci_high, color(n))
                   for n, e in enumerate(board.entries)]
     files = [w.write_text("index.html", env.get_template("index.html").render(
         root="", rows=rows, gap_chart=gap_bars_svg(entry_bars, "mean ID − OOD gap"), **common))]
-    labels = {e.id: e.label for e in board.entries}
     task_tpl = env.get_template("task.html")
     for t in board.tasks:
         task_analyses = sorted({a.name for r in t.rows for a in r.analyses})
         files.append(w.write_text(f"tasks/{task_file_stem(t.task)}.html", task_tpl.render(
-            root="../", task=t, labels=labels, curve=curve_svg(t, board.entries),
+            root="../", task=t, curve=curve_svg(t, board.entries),
             gap_chart=gap_bars_svg(_task_gap_bars(board, t), f"{t.task}: ID − OOD gap"),
             id_labels=[b.label for b in t.buckets if b.role == "ID"],
             ood_labels=[b.label for b in t.buckets if b.role == "OOD"],
@@ -101,5 +137,19 @@ def write_site(board: Leaderboard, out: Path, png: bool = True) -> list[Path]:
         mine = [(t, rows[(t.task, e.id)]) for t in board.tasks if (t.task, e.id) in rows]
         files.append(w.write_text(f"models/{e.id}.html", model_tpl.render(
             root="../", entry=e, rows=mine,
+            sources=[s for s in board.sources if s.entry == e.id],
             config=json.dumps(e.card.config, sort_keys=True, ensure_ascii=False), **common)))
+    view_tpl = env.get_template("viewer.html")
+    for t in board.tasks:
+        for r in t.rows:
+            if r.viewer is None:
+                continue
+            shown = viewer.samples.get((r.entry, t.task), [])
+            files.append(w.write_text(r.viewer, view_tpl.render(
+                root="../../", task=t, row=r, samples=shown, per_bucket=VIEWER_PER_BUCKET,
+                **common)))
+    cmp_tpl = env.get_template("compare.html")
+    for page in viewer.comparisons:
+        files.append(w.write_text(page.page, cmp_tpl.render(
+            root="../", page=page, c=page.comparison, **common)))
     return files

@@ -13,7 +13,8 @@ import pandas as pd
 
 from harness.leaderboard.collect import HEADLINE_ANALYSES
 from harness.leaderboard.paths import SafeWriter
-from harness.leaderboard.schema import Entry, Leaderboard, TaskBoard
+from harness.leaderboard.schema import Entry, Leaderboard, TaskBoard, TaskRow
+from harness.leaderboard.scores import ALPHA
 
 
 def analysis_columns(board: Leaderboard) -> list[str]:
@@ -23,31 +24,63 @@ def analysis_columns(board: Leaderboard) -> list[str]:
     return head + sorted(present - set(head))
 
 
+#: columns where a lower value is better (everything else: higher is better)
+LOWER_IS_BETTER = {"gap", "compositionality_gap", "critical_complexity"}
+
+
+def better(name: str) -> str:
+    """``low`` or ``high``: the direction in which a column's values are better."""
+    return "low" if name in LOWER_IS_BETTER else "high"
+
+
+def arrow(name: str) -> str:
+    """The direction mark of a column header."""
+    return "↓" if better(name) == "low" else "↑"
+
+
 def analysis_title(name: str) -> str:
     """Column title of an analysis."""
     return HEADLINE_ANALYSES.get(name, name)
 
 
 def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
-    """One row per entry, in rank order (fractions, not percentages)."""
+    """One row per entry, in group and rank order (fractions, not percentages)."""
     rows: list[dict[str, Any]] = []
     for e in board.entries:
-        row: dict[str, Any] = {"rank": e.rank, "model": e.label, "entry": e.id,
-                               "overall": e.overall}
+        row: dict[str, Any] = {"group": e.group + 1, "rank": e.rank, "rank_low": e.rank_low,
+                               "rank_high": e.rank_high, "model": e.label, "entry": e.id,
+                               "public_id": e.card.public_id, "overall": e.overall.value,
+                               "overall_ci_low": e.overall.ci_low,
+                               "overall_ci_high": e.overall.ci_high}
         for s in board.suites:
-            row[s] = e.suite_scores.get(s)
+            sc = e.suite_scores.get(s)
+            row[s] = sc.value if sc else None
+            row[f"{s}_ci_low"] = sc.ci_low if sc else None
+            row[f"{s}_ci_high"] = sc.ci_high if sc else None
+            row[f"{s}_tasks"] = sc.n_tasks if sc else 0
         row.update({"id_accuracy": e.id_accuracy, "ood_accuracy": e.ood_accuracy,
                     "gap": e.gap, "gap_ci_low": e.gap_ci_low, "gap_ci_high": e.gap_ci_high,
-                    "retention": e.retention, "horizon_factor": e.horizon_factor})
+                    "gap_p_holm": e.gap_p_holm, "gap_measured": e.n_measured,
+                    "gap_floor": e.n_floor, "gap_ceiling": e.n_ceiling,
+                    "retention": e.retention, "horizon_factor": e.horizon_factor,
+                    "horizon_tasks": e.n_horizon})
         for a in analysis_columns(board):
             row[a] = e.analyses.get(a)
+            row[f"{a}_tasks"] = e.analyses_n.get(a, 0)
         row["n_tasks"] = e.n_tasks
         rows.append(row)
     return pd.DataFrame(rows)
 
 
+def _gap_cell(r: TaskRow) -> str:
+    if r.status != "measured":
+        return r.status
+    return ci_text(r.gap, r.gap_ci_low, r.gap_ci_high) + star(r.gap_p_holm)
+
+
 def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
-    """One row per entry on one task: one accuracy column per bucket, then the gaps."""
+    """One row per entry on one task: one accuracy column per bucket (with n), then the gaps
+    (floor / ceiling instead of a number where no gap is measurable)."""
     label = {e.id: e.label for e in entries}
     rows: list[dict[str, Any]] = []
     for r in task.rows:
@@ -57,12 +90,14 @@ def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
         cells = {c.label: c for c in r.buckets}
         for b in task.buckets:
             c = cells.get(b.label)
-            row[f"{b.label} ({b.role})"] = None if c is None else c.accuracy
-        row.update({"ID": r.id_accuracy, "OOD": r.ood_accuracy, "gap": r.gap,
-                    "gap_ci_low": r.gap_ci_low, "gap_ci_high": r.gap_ci_high,
-                    "retention": r.retention, "horizon": r.horizon})
+            row[f"{b.label} ({b.role})"] = "-" if c is None else f"{pct(c.accuracy)} (n={c.n})"
+        row.update({"all": f"{pct(r.accuracy)} (n={r.n_items})",
+                    "ID": f"{pct(r.id_accuracy)} (n={r.n_id})",
+                    "OOD": f"{pct(r.ood_accuracy)} (n={r.n_ood})", "gap ↓": _gap_cell(r),
+                    "retention ↑": r.status if r.status != "measured" else num(r.retention),
+                    "horizon ↑": r.status if r.status != "measured" else num(r.horizon)})
         for a in r.analyses:
-            row[analysis_title(a.name)] = a.value
+            row[analysis_title(a.name)] = num(a.value)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -88,6 +123,11 @@ def num(x: Any) -> str:
     if x is None or pd.isna(x):
         return "-"
     return f"{float(x):.0f}" if abs(float(x)) >= 100 else f"{float(x):.3g}"
+
+
+def star(p: float | None) -> str:
+    """``*`` for a corrected p-value below 0.05."""
+    return "*" if p is not None and p < ALPHA else ""
 
 
 def ci_text(value: Any, lo: Any, hi: Any) -> str:
@@ -117,61 +157,77 @@ def markdown_table(df: pd.DataFrame) -> str:
     return "\n".join([head, sep, *body])
 
 
-def _display_main(board: Leaderboard, df: pd.DataFrame) -> pd.DataFrame:
-    out = pd.DataFrame({"rank": df["rank"], "model": df["model"],
-                        "overall %": df["overall"].map(pct)})
-    for s in board.suites:
-        out[f"{s} %"] = df[s].map(pct)
-    out["ID %"] = df["id_accuracy"].map(pct)
-    out["OOD %"] = df["ood_accuracy"].map(pct)
-    out["gap pts [95% CI]"] = [ci_text(v, lo, hi) for v, lo, hi in
-                               zip(df["gap"], df["gap_ci_low"], df["gap_ci_high"], strict=True)]
-    out["retention"] = df["retention"].map(num)
-    out["horizon ×ID"] = df["horizon_factor"].map(num)
-    for a in analysis_columns(board):
-        out[analysis_title(a)] = df[a].map(num)
-    out["tasks"] = df["n_tasks"]
-    return out
-
-
-def _display_task(task: TaskBoard, df: pd.DataFrame) -> pd.DataFrame:
-    out = df.copy()
-    for b in task.buckets:
-        col = f"{b.label} ({b.role})"
-        out[col] = out[col].map(pct)
-    out["ID"] = out["ID"].map(pct)
-    out["OOD"] = out["OOD"].map(pct)
-    out["gap"] = [ci_text(v, lo, hi) for v, lo, hi in
-                  zip(df["gap"], df["gap_ci_low"], df["gap_ci_high"], strict=True)]
-    out = out.drop(columns=["gap_ci_low", "gap_ci_high"])
-    out["retention"] = out["retention"].map(num)
-    out["horizon"] = out["horizon"].map(num)
-    for c in out.columns[list(out.columns).index("horizon") + 1:]:
-        out[c] = out[c].map(num)
-    return out
+def _display_main(board: Leaderboard) -> pd.DataFrame:
+    rows = []
+    for e in board.entries:
+        rank = str(e.rank) if e.rank_low == e.rank_high else f"{e.rank_low}–{e.rank_high}"
+        row = {"group": e.group + 1, "rank ↓": rank, "model": e.label,
+               "overall % ↑": ci_text(e.overall.value, e.overall.ci_low, e.overall.ci_high)}
+        for s in board.suites:
+            sc = e.suite_scores.get(s)
+            row[f"{s} % ↑"] = "-" if sc is None else (
+                f"{ci_text(sc.value, sc.ci_low, sc.ci_high)} ({sc.n_tasks})")
+        row.update({"ID % ↑": pct(e.id_accuracy), "OOD % ↑": pct(e.ood_accuracy),
+                    "gap pts ↓ [95% CI]": ci_text(e.gap, e.gap_ci_low, e.gap_ci_high)
+                    + star(e.gap_p_holm),
+                    "measured/floor/ceiling": f"{e.n_measured}/{e.n_floor}/{e.n_ceiling}",
+                    "retention ↑": num(e.retention),
+                    "horizon ×ID ↑": f"{num(e.horizon_factor)} ({e.n_horizon})"})
+        for a in analysis_columns(board):
+            row[f"{analysis_title(a)} {arrow(a)}"] = (
+                f"{num(e.analyses.get(a))} ({e.analyses_n.get(a, 0)})")
+        row["tasks"] = str(e.n_tasks)
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def markdown(board: Leaderboard) -> str:
     """The whole leaderboard.md."""
-    df = leaderboard_frame(board)
-    lines = [f"# {md_text(board.title)}", "",
-             "Accuracies in %, models ranked by the mean of their suite scores (a suite score is "
-             "the mean task accuracy over the suite's tasks). Gap: macro mean of the tasks' "
-             "ID − OOD gaps in points with a 95% CI; retention: OOD / ID; horizon ×ID: mean "
-             "extrapolation horizon as a multiple of the largest ID difficulty. Generated by "
-             f"genharness {board.harness_version} (`harness leaderboard build`).", "",
-             markdown_table(_display_main(board, df)), ""]
+    p = board.precision
+    lines = [f"# {md_text(board.title)}", ""]
+    if board.stale_tasks:
+        lines += [md_text(f"**Stale against this checkout:** {len(board.stale_tasks)} of "
+                          f"{len(board.tasks)} tasks ran with a spec that differs from today's "
+                          f"task files ({', '.join(board.stale_tasks)}); rerun them."), ""]
+    lines += [md_text(
+        f"Precision target: pooled ID and OOD accuracy within ±{100 * p.target:.0f} points "
+        f"(95%) and at least {p.min_per_bucket} items per bucket; {p.tasks_meeting} of "
+        f"{p.task_rows} task rows meet it."), "",
+        "Accuracies in %, with 95% intervals from a bootstrap over items within each task "
+        f"({board.resamples} resamples). Overall: mean of the suite scores; suite score: mean "
+        "over its tasks of the accuracy over every sample (the count of tasks in brackets). "
+        "Entries are ranked within groups of entries that ran the same tasks; a rank range is "
+        "the ranks taken in 95% of the resamples. Gap: mean over the tasks where it is "
+        "measured (floor: pooled ID not above chance; ceiling: both roles at 100%; both "
+        f"counted, never averaged); * significant after {board.correction} correction. "
+        "↑ higher is better, ↓ lower is better. Cells show n (items). Generated by "
+        f"genharness {board.harness_version} (`harness leaderboard build`).", "",
+        markdown_table(_display_main(board)), ""]
+    if board.families:
+        lines += ["## Model families", ""]
+        lines += [md_text(f"- {f.family}: {len(f.members)} members, overall "
+                          f"{pct(f.overall_mean)} ± {pct(f.overall_sd)} (min–max "
+                          f"{pct(f.overall_min)}–{pct(f.overall_max)}) over {len(f.tasks)} "
+                          "tasks") for f in board.families]
+        lines.append("")
     for suite in board.suites:
         lines += [f"## {md_text(suite)}", ""]
         for t in (t for t in board.tasks if t.suite == suite):
             lines += [f"### {md_text(t.task)}", "",
-                      f"{md_text(t.description)} Buckets: {md_text(t.difficulty_name)}.", "",
-                      markdown_table(_display_task(t, task_frame(t, board.entries))), ""]
+                      f"{md_text(t.description)} Buckets: {md_text(t.difficulty_name)}. "
+                      f"Few-shot: {md_text(t.fewshot)}. Metric: {md_text(t.metric)}.", "",
+                      markdown_table(task_frame(t, board.entries)), ""]
     if board.conflicts:
         lines += ["## Conflicting duplicates", ""]
         lines += [md_text(f"- {c.entry} {c.task}: kept {c.kept}, dropped {c.dropped}: "
                           f"{c.reason}") for c in board.conflicts]
         lines.append("")
+    lines += ["## Sources", ""]
+    lines += [md_text(f"- {s.path}: {s.public_id}, commit {(s.git_commit or '-')[:12]}"
+                      f"{' (dirty)' if s.git_dirty else ''}, started {s.started_at or '-'}, "
+                      f"cache hits {s.cache_hits if s.cache_hits is not None else '-'}; "
+                      f"reproduce: {s.reproduce}") for s in board.sources]
+    lines.append("")
     return "\n".join(lines)
 
 

@@ -71,7 +71,11 @@ def test_known_pairs_give_difference_counts_and_p_values(known: tuple[Path, Path
     assert (o.n, o.acc_a, o.acc_b) == (70, pytest.approx(26 / 70), pytest.approx(46 / 70))
     assert o.diff == pytest.approx(20 / 70) and (o.a_only, o.b_only) == (11, 31)
     assert o.ci_low < o.diff < o.ci_high
-    assert (c.overall.n, c.overall.diff, c.overall.p_value) == (o.n, o.diff, o.p_value)
+    assert (c.pooled.n, c.pooled.diff, c.pooled.p_value) == (o.n, o.diff, o.p_value)
+    # one task: the suite and overall scores are the task's accuracy over every sample
+    assert [s.scope for s in c.suites] == ["lengthgen"] and c.overall.n_tasks == 1
+    assert c.overall.diff == pytest.approx(20 / 70) and not c.overall.zero_width
+    assert o.p_holm == o.p_value  # one task: Holm changes nothing
 
 
 def test_p_values_match_scipy_when_installed() -> None:
@@ -124,7 +128,9 @@ def test_items_resampled_with_all_their_templates(tmp_path: Path) -> None:
     sa = [record(TASK, f"i{i}", 1.0, template=t) for i in range(4) for t in ("x", "y")]
     sb = [record(TASK, f"i{i}", float(i % 2), template=t) for i in range(4) for t in ("x", "y")]
     stat = compare_runs(*_two_runs(tmp_path, sa, sb)).tasks[0].overall
-    assert (stat.n, stat.n_items, stat.diff, stat.a_only) == (8, 4, -0.5, 4)
+    # McNemar counts items, not item × template pairs: 2 items where A is better, not 4 pairs
+    assert (stat.n, stat.n_items, stat.diff, stat.a_only, stat.b_only) == (8, 4, -0.5, 2, 0)
+    assert stat.p_value == pytest.approx(0.5)  # exact: 2 · P(X ≤ 0), X ~ Bin(2, 1/2)
 
 
 def test_refuses_runs_whose_items_differ(tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ def test_links_in_an_old_leaderboard_are_never_written_through(tmp_path: Path) -
     assert victim.read_text() == "keep me" and list(victim_dir.iterdir()) == []
     for name in ("leaderboard.csv", "index.html", "assets"):
         assert not (out / name).is_symlink()
-    assert (out / "leaderboard.csv").read_text().startswith("rank,")
+    assert (out / "leaderboard.csv").read_text().startswith("group,")
 
 
 def test_safe_writer_refuses_paths_leaving_its_root(tmp_path: Path) -> None:
@@ -184,7 +184,7 @@ def test_samples_are_checked_against_their_sha256(tmp_path: Path, gz: bool) -> N
     out = tmp_path / "lb"
     build([results], out, png=False, gzip_samples=gz)  # matching: copied
     before = files_under(out)
-    assert any(name.startswith("per-sample/") for name in before)
+    assert any(name.startswith("runs/") for name in before)
     samples.write_text(samples.read_text().replace('"score": 1.0', '"score": 0.0', 1))
     with pytest.raises(HarnessError) as e:
         build([results], out, png=False, gzip_samples=gz)
@@ -204,13 +204,13 @@ def test_samples_are_checked_against_their_sha256(tmp_path: Path, gz: bool) -> N
 def test_samples_changed_while_copying_fail_the_build(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     results, samples = _with_sha(tmp_path)
-    real = build_mod._copy_samples
+    real = build_mod._copy_files
 
     def tamper_then_copy(*a: Any) -> list[Path]:  # after the check, before the copy
         samples.write_text("{}\n")
         return real(*a)
 
-    monkeypatch.setattr(build_mod, "_copy_samples", tamper_then_copy)
+    monkeypatch.setattr(build_mod, "_copy_files", tamper_then_copy)
     with pytest.raises(HarnessError) as e:
         build([results], tmp_path / "lb", png=False)
     assert "samples_sha256 does not match" in one_line(e)

@@ -17,8 +17,10 @@ pytest.importorskip("matplotlib")
 
 from harness.errors import HarnessError  # noqa: E402
 from harness.leaderboard import schema  # noqa: E402
+from harness.leaderboard.aggregate import collect  # noqa: E402
 from harness.leaderboard.build import build  # noqa: E402
-from harness.leaderboard.collect import collect, load_leaderboard, load_results  # noqa: E402
+from harness.leaderboard.collect import load_leaderboard, load_results  # noqa: E402
+from harness.results import Results  # noqa: E402
 from tests.unit.test_leaderboard_fixtures import TaskSpecLite, make_results, write_run  # noqa: E402
 
 ADD_A = TaskSpecLite("lengthgen/addition",
@@ -39,34 +41,33 @@ def _runs(tmp_path: Path) -> list[Path]:
 
 def test_entries_ranked_with_hand_computed_columns(tmp_path: Path) -> None:
     board = collect(_runs(tmp_path)).board
-    assert [(e.label, e.rank) for e in board.entries] == [("beta", 1), ("alpha", 2)]
-    beta, alpha = board.entries
-    assert beta.overall == pytest.approx(0.9) and beta.suite_scores == {"lengthgen": 0.9}
-    assert alpha.suite_scores == {"lengthgen": pytest.approx(0.4),
-                                  "compgen": pytest.approx(0.75)}
-    assert alpha.overall == pytest.approx(0.575)
+    # alpha ran 2 tasks, beta 1: different task sets are ranked in separate groups
+    assert [(e.label, e.group, e.rank) for e in board.entries] == [("alpha", 0, 1),
+                                                                    ("beta", 1, 1)]
+    alpha, beta = board.entries
+    assert beta.overall.value == pytest.approx(0.9)
+    assert beta.suite_scores["lengthgen"].value == pytest.approx(0.9)
+    assert alpha.suite_scores["lengthgen"].value == pytest.approx(0.4)
+    assert alpha.suite_scores["compgen"].value == pytest.approx(0.75)
+    assert alpha.overall.value == pytest.approx(0.575)
+    assert alpha.overall.ci_low is None  # no per-sample files: no interval, never a made-up one
     assert alpha.id_accuracy == pytest.approx(0.85)
     assert alpha.ood_accuracy == pytest.approx(0.3)
     assert alpha.retention == pytest.approx(0.3 / 0.85)
-    # mean gap 0.55; CI half-width sqrt(0.4² + 0.4²) / (2 · 2) (normal reading of task CIs)
-    assert alpha.gap == pytest.approx(0.55)
-    half = math.sqrt(0.4**2 + 0.4**2) / 4
-    assert alpha.gap_ci_low == pytest.approx(0.55 - half, abs=1e-9)
-    assert alpha.gap_ci_high == pytest.approx(0.55 + half, abs=1e-9)
-    assert beta.gap_ci_low == pytest.approx(0.05) and beta.gap_ci_high == pytest.approx(0.35)
+    assert alpha.gap == pytest.approx(0.55) and alpha.n_measured == 2 and alpha.n_floor == 0
     assert alpha.horizon_factor == 1.0 and alpha.analyses == {"compositionality_gap": 0.2}
     assert alpha.n_tasks == 2 and board.suites == ["lengthgen", "compgen"]
     assert alpha.card.seed == 0 and alpha.card.dtype == "float32"
     assert alpha.card.harness_versions == ["0.1.0"] and alpha.card.backend == "hf"
+    assert alpha.card.public_id.startswith("local:alpha")  # never the path /models/alpha
 
 
 def test_ties_share_rank(tmp_path: Path) -> None:
     paths = _runs(tmp_path)
     paths.append(write_run(tmp_path / "gamma", make_results("gamma", [ADD_A, SCAN_A])))
-    paths.append(write_run(tmp_path / "delta", make_results(
-        "delta", [TaskSpecLite("lengthgen/addition", [("1", "ID", 10, 0), ("3", "OOD", 10, 0)])])))
-    ranks = {e.label: e.rank for e in collect(paths).board.entries}
-    assert ranks == {"beta": 1, "alpha": 2, "gamma": 2, "delta": 4}
+    paths.append(write_run(tmp_path / "delta", make_results("delta", [ADD_B])))
+    ranks = {e.label: (e.group, e.rank) for e in collect(paths).board.entries}
+    assert ranks == {"alpha": (0, 1), "gamma": (0, 1), "beta": (1, 1), "delta": (1, 1)}
 
 
 def test_task_boards_have_one_cell_per_bucket(tmp_path: Path) -> None:
@@ -74,8 +75,8 @@ def test_task_boards_have_one_cell_per_bucket(tmp_path: Path) -> None:
     add = next(t for t in board.tasks if t.task == "lengthgen/addition")
     assert [b.label for b in add.buckets] == ["1", "2", "3", "4"]
     assert [b.role for b in add.buckets] == ["ID", "ID", "OOD", "OOD"]
-    assert [r.entry for r in add.rows] == ["beta", "alpha"]  # rank order
-    alpha_row = add.rows[1]
+    assert [r.entry for r in add.rows] == ["alpha", "beta"]  # group, then rank order
+    alpha_row = add.rows[0]
     assert [c.accuracy for c in alpha_row.buckets] == [0.8, 0.6, 0.2, 0.0]
     assert (alpha_row.gap, alpha_row.gap_ci_low, alpha_row.gap_ci_high) == (0.6, 0.4, 0.8)
     assert alpha_row.id_accuracy == pytest.approx(0.7)
@@ -85,25 +86,30 @@ def test_task_boards_have_one_cell_per_bucket(tmp_path: Path) -> None:
         "axis": "length", "shift": "longer", "locus": ["input"]}
 
 
+def _at(res: Results, t: float) -> Results:
+    return res.model_copy(update={"timings": {"started_unix": t}})
+
+
 def test_latest_duplicate_wins_and_conflicts_are_reported(tmp_path: Path) -> None:
-    old = write_run(tmp_path / "old", make_results("alpha", [ADD_A, SCAN_A]))
-    same = write_run(tmp_path / "same", make_results("alpha", [SCAN_A]))
     changed = TaskSpecLite(ADD_A.task, [("1", "ID", 10, 10), ("2", "ID", 10, 10),
                                         ("3", "OOD", 10, 10), ("4", "OOD", 10, 10)],
                            gap=(0.0, -0.1, 0.1))
-    new = write_run(tmp_path / "new", make_results("alpha", [changed]))
-    os.utime(old, (1_000_000, 1_000_000))
-    os.utime(same, (1_500_000, 1_500_000))
-    os.utime(new, (2_000_000, 2_000_000))
+    # the recorded start time decides, never file modification times or argument order
+    new = write_run(tmp_path / "new", _at(make_results("alpha", [changed]), 2_000_000))
+    old = write_run(tmp_path / "old", _at(make_results("alpha", [ADD_A, SCAN_A]), 1_000_000))
+    same = write_run(tmp_path / "same", _at(make_results("alpha", [SCAN_A]), 1_500_000))
+    os.utime(new, (1, 1))  # an old mtime on the newest run changes nothing
     board = collect([new, old, same]).board
     assert len(board.entries) == 1
+    by_path = {s.started_at: s.path for s in board.sources}
+    assert [s.started_at for s in board.sources] == sorted(by_path)  # oldest first
     [row] = [t.rows[0] for t in board.tasks if t.task == ADD_A.task]
-    assert row.accuracy == 1.0 and row.source == str(new)  # the newest run
+    assert row.accuracy == 1.0 and row.source == by_path["1970-01-24T03:33:20Z"]
     [conflict] = board.conflicts  # SCAN_A duplicates are identical: no conflict
-    assert (conflict.task, conflict.kept, conflict.dropped) == (ADD_A.task, str(new), str(old))
+    assert (conflict.task, conflict.kept, conflict.dropped) == (
+        ADD_A.task, by_path["1970-01-24T03:33:20Z"], by_path["1970-01-12T13:46:40Z"])
     assert "numbers differ" in conflict.reason
-    used = {s.path: s.used_tasks for s in board.sources}
-    assert used[str(old)] == [] and used[str(same)] == [SCAN_A.task]
+    assert collect([same, old, new]).board == board  # argument order does not matter
 
 
 def test_different_configurations_are_separate_entries(tmp_path: Path) -> None:
@@ -120,17 +126,18 @@ def test_written_files(tmp_path: Path) -> None:
     out = tmp_path / "lb"
     report = build(_runs(tmp_path), out, title="Test board")
     df = pd.read_csv(out / "leaderboard.csv")
-    assert list(df["model"]) == ["beta", "alpha"] and list(df["rank"]) == [1, 2]
+    assert list(df["model"]) == ["alpha", "beta"] and list(df["rank"]) == [1, 1]
     assert {"overall", "lengthgen", "compgen", "id_accuracy", "ood_accuracy", "gap",
             "gap_ci_low", "gap_ci_high", "retention", "horizon_factor",
             "compositionality_gap", "n_tasks"} <= set(df.columns)
-    assert df.loc[1, "gap"] == pytest.approx(0.55) and math.isnan(df.loc[0, "compgen"])
+    assert df.loc[0, "gap"] == pytest.approx(0.55) and math.isnan(df.loc[1, "compgen"])
     long = pd.read_csv(out / "buckets.csv")
     assert len(long) == 4 + 4 + 2
     md = (out / "leaderboard.md").read_text()
-    assert "| 1 | beta | 90.0 | 90.0 | - |" in md
-    assert "55.0 [40.9, 69.1]" in md  # alpha's gap and CI in points
-    assert "| model | template | 1 (ID) | 2 (ID) | 3 (OOD) | 4 (OOD) |" in md
+    assert "| 2 | 1 | beta | 90.0 | 90.0 (1) | - |" in md
+    assert "| 55.0 | 2/0/0 |" in md  # alpha's gap (no samples: no interval), 2 tasks measured
+    assert "| model | template | 1 (ID) | 2 (ID) | 3 (OOD) | 4 (OOD) | all |" in md
+    assert "| 80.0 (n=10) |" in md  # n in every cell
     back = load_leaderboard(out / "leaderboard.json")
     assert back == report.board and back.schema_version == schema.LEADERBOARD_SCHEMA_VERSION
     for f in ("index.html", "assets/sort.js", "assets/style.css", "plots/gaps.png",
@@ -149,7 +156,8 @@ def test_samples_are_copied_and_linked(tmp_path: Path) -> None:
     build([b], out, gzip_samples=True)
     board = load_leaderboard(out / "leaderboard.json")
     rel = board.tasks[0].rows[0].samples
-    assert rel == "per-sample/beta/lengthgen/addition.jsonl.gz"
+    assert rel is not None and rel.startswith("runs/beta/")
+    assert rel.endswith("/samples/lengthgen/addition.jsonl.gz")
     import gzip
 
     assert gzip.decompress((out / rel).read_bytes()).decode().count("\n") == 3

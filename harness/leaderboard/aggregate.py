@@ -1,0 +1,375 @@
+"""From merged runs to the ranked :class:`Leaderboard`: entry scores with item-level bootstrap
+intervals, rank ranges within groups of entries that ran the same tasks, gap means over the
+tasks where a gap is measured (floor and ceiling counted, never averaged), Holm-corrected
+significance marks, pairwise tests per task, model families, staleness and precision."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.leaderboard.collect import (
+    VIEWER_PER_BUCKET,
+    Collected,
+    config_of,
+    display_name,
+    gather,
+    rows_of,
+    sources,
+    suite_of,
+    suite_sort_key,
+    task_sort_key,
+)
+from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
+from harness.leaderboard.provenance import family_of, public_id
+from harness.leaderboard.schema import (
+    LEADERBOARD_KIND,
+    LEADERBOARD_SCHEMA_VERSION,
+    BucketInfo,
+    Entry,
+    FamilyRow,
+    Leaderboard,
+    ModelCard,
+    PairTest,
+    Precision,
+    Score,
+    TaskBoard,
+    TaskRow,
+    TemplateInfo,
+)
+from harness.leaderboard.scores import (
+    ItemScores,
+    Vec,
+    bootstrap_p,
+    holm,
+    interval,
+    macro_resamples,
+    macro_scores,
+    rank_ranges,
+    sign_test,
+    two_proportion_p,
+    worst_half_width,
+)
+from harness.scoring.records import SampleRecord
+from harness.scoring.stats import r10
+from harness.seeding import derive_seed
+
+CORRECTION = "Holm–Bonferroni"
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else r10(x)
+
+
+def _resampled_acc(x: ItemScores, seed: int, resamples: int) -> Vec:
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(x.ids), size=(resamples, len(x.ids)))
+    out: Vec = x.sums[idx].sum(axis=1) / x.counts[idx].sum(axis=1)
+    return out
+
+
+def _mean(xs: Sequence[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return r10(math.fsum(vals) / len(vals)) if vals else None
+
+
+class _EntryStats:
+    """Point scores and bootstrap resamples of one entry."""
+
+    def __init__(self, rows: Mapping[str, TaskRow], items: Mapping[str, Any],
+                 resamples: int) -> None:
+        self.rows = rows
+        acc = {n: r.accuracy for n, r in rows.items() if r.accuracy is not None}
+        suite = {n: suite_of(n) for n in rows}
+        self.suites, self.overall = macro_scores(acc, suite)
+        have = all(items.get(n) is not None and items[n].everything for n in rows)
+        self.suite_rs: dict[str, Vec] = {}
+        self.overall_rs: Vec | None = None
+        if have and acc:
+            per = {n: _resampled_acc(items[n].scores(), derive_seed("leaderboard", n), resamples)
+                   for n in sorted(rows)}
+            self.suite_rs, self.overall_rs = macro_resamples(per, suite)
+        self.measured = sorted(n for n, r in rows.items() if r.gap is not None)
+        self.gap = _mean([rows[n].gap for n in self.measured])
+        self.gap_rs: Vec | None = None
+        if self.measured and all(items.get(n) is not None for n in self.measured):
+            parts = []
+            for n in self.measured:
+                i, o = items[n].primary_scores("ID"), items[n].primary_scores("OOD")
+                if i is None or o is None:
+                    break
+                parts.append(_resampled_acc(i, derive_seed("leaderboard-id", n), resamples)
+                             - _resampled_acc(o, derive_seed("leaderboard-ood", n), resamples))
+            else:
+                self.gap_rs = np.mean(np.stack(parts), axis=0)
+
+    def score(self, value: float | None, rs: Vec | None, n_tasks: int) -> Score:
+        lo, hi = interval(rs) if rs is not None else (None, None)
+        return Score(value=_r(value), ci_low=_r(lo), ci_high=_r(hi), n_tasks=n_tasks)
+
+
+def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group: int,
+           rank: tuple[int, int, int], gap_p_holm: float | None) -> Entry:
+    rows = st.rows
+    runs = [r for r in c.runs if r.entry_key == key]
+    res = runs[-1].res
+    m = [rows[n] for n in st.measured]
+    both = [r for r in m if r.id_accuracy is not None and r.ood_accuracy is not None]
+    id_b, ood_b = _mean([r.id_accuracy for r in both]), _mean([r.ood_accuracy for r in both])
+    hz = [r.horizon_factor for r in m if r.horizon_factor is not None]
+    names = sorted({a.name for r in rows.values() for a in r.analyses})
+    vals = {n: [a.value for r in rows.values() for a in r.analyses
+                if a.name == n and a.value is not None] for n in names}
+    gap_lo, gap_hi = interval(st.gap_rs) if st.gap_rs is not None else (None, None)
+    by_suite: dict[str, int] = {}
+    for n in rows:
+        by_suite[suite_of(n)] = by_suite.get(suite_of(n), 0) + 1
+    limits = sorted({r.res.run.limit_per_bucket for r in runs}, key=lambda x: (x is None, x or 0))
+    return Entry(
+        id=eid, label=label, family=family_of(display_name(res.model.name)), group=group,
+        rank=rank[0],
+        rank_low=rank[1], rank_high=rank[2],
+        overall=st.score(st.overall, st.overall_rs, len(rows)),
+        suite_scores={s: st.score(v, st.suite_rs.get(s), by_suite[s])
+                      for s, v in sorted(st.suites.items(), key=lambda kv: suite_sort_key(kv[0]))},
+        id_accuracy=_mean([r.id_accuracy for r in rows.values()]),
+        ood_accuracy=_mean([r.ood_accuracy for r in rows.values()]),
+        gap=st.gap, gap_ci_low=_r(gap_lo), gap_ci_high=_r(gap_hi), gap_p_holm=_r(gap_p_holm),
+        n_measured=len(m), n_floor=sum(r.status == "floor" for r in rows.values()),
+        n_ceiling=sum(r.status == "ceiling" for r in rows.values()),
+        retention=r10(ood_b / id_b) if id_b and ood_b is not None else None,
+        horizon_factor=_mean(hz), n_horizon=len(hz),
+        analyses={n: _mean(v) for n, v in vals.items()},
+        analyses_n={n: len(v) for n, v in vals.items()}, n_tasks=len(rows),
+        card=ModelCard(
+            backend=res.model.backend, name=display_name(res.model.name), public_id=public_id(res),
+            revision=res.model.revision, weights_sha256=res.model.weights_sha256,
+            dtype=res.model.dtype, device=res.model.device, seed=res.run.seed,
+            limits_per_bucket=limits,
+            config={**config_of(res),
+                    "model": f"{res.model.backend}:{display_name(res.model.name)}"},
+            harness_versions=sorted({r.res.harness.version for r in runs}),
+            git_commits=sorted({x for r in runs if (x := r.res.harness.git_commit)})),
+    )
+
+
+def _ranks(group: Sequence[str], stats: Mapping[str, _EntryStats]
+           ) -> dict[str, tuple[int, int, int]]:
+    point = {e: stats[e].overall for e in group}
+    ranks = {}
+    for e in group:
+        v = point[e]
+        better = sum(1 for o in group if v is not None and (w := point[o]) is not None and w > v)
+        ranks[e] = better + 1 if v is not None else len(group)
+    rs = {e: stats[e].overall_rs for e in group}
+    full = {e: x for e, x in rs.items() if x is not None}
+    ranged = rank_ranges(full) if len(full) == len(group) and len(group) > 1 else {}
+    return {e: (ranks[e], *ranged.get(e, (ranks[e], ranks[e]))) for e in group}
+
+
+def _pairs(task: str, rows: Sequence[TaskRow], items: Mapping[str, Any]) -> list[PairTest]:
+    out = []
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            xa, xb = items.get(a.entry), items.get(b.entry)
+            if xa is None or xb is None or not xa.everything or not xb.everything:
+                continue
+            sa, sb = xa.scores(), xb.scores()
+            if sa.ids != sb.ids:
+                continue
+            ma, mb = sa.item_means(), sb.item_means()
+            a_better, b_better = int((ma > mb).sum()), int((mb > ma).sum())
+            p, _ = sign_test(a_better, b_better)
+            out.append(PairTest(a=a.entry, b=b.entry, n_items=len(sa.ids),
+                                diff=r10(sb.accuracy - sa.accuracy), a_better=a_better,
+                                b_better=b_better, p=r10(p), p_holm=1.0))
+    return out
+
+
+def _describe(spec: Mapping[str, Any]) -> tuple[list[TemplateInfo], str, str]:
+    tpls = [TemplateInfo(id=str(t.get("id", "")), prompt=str(t.get("prompt", "")))
+            for t in spec.get("templates", []) or [] if isinstance(t, dict)]
+    fs = spec.get("fewshot") or {}
+    words = f"k = {fs.get('k', 0)}" + (", one shared exemplar set" if fs.get("shared") else
+                                       ", drawn per item") if fs.get("k") else "zero-shot"
+    if fs.get("conditions"):
+        words += "; conditions: " + ", ".join(
+            f"{x.get('id')} (k = {x.get('k', 0)})" for x in fs["conditions"] if isinstance(x, dict))
+    sc, out = spec.get("scoring") or {}, spec.get("output") or {}
+    metric = f"{sc.get('metric', '?')} on {out.get('type', '?')} output"
+    return tpls, words, metric
+
+
+def _viewer(items: Any) -> list[SampleRecord]:
+    if items is None:
+        return []
+    seen: dict[str, int] = {}
+    out = []
+    for r in items.primary:
+        if seen.get(r.bucket, 0) < VIEWER_PER_BUCKET:
+            seen[r.bucket] = seen.get(r.bucket, 0) + 1
+            out.append(r)
+    return out
+
+
+def assemble(c: Collected, title: str, resamples: int, target: float, min_per_bucket: int,
+             stale: Sequence[str]) -> tuple[Leaderboard, dict[tuple[str, str], list[SampleRecord]]]:
+    """The leaderboard, and the samples each (entry, task) viewer page shows."""
+    from harness import __version__
+
+    rows = rows_of(c)
+    key_of = {c.ids[k]: k for k in c.cells}
+    items = {(c.ids[k], n): cell.items for k, by in c.cells.items() for n, cell in by.items()}
+    stats = {e: _EntryStats(rows[e], {n: items[(e, n)] for n in rows[e]}, resamples)
+             for e in rows}
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for e in sorted(rows):
+        groups.setdefault(tuple(sorted(rows[e])), []).append(e)
+    ordered = sorted(groups, key=lambda g: (-len(g), g))
+    gp = holm([None if (rs := stats[e].gap_rs) is None else bootstrap_p(rs)
+               for e in sorted(rows)])
+    gap_p = dict(zip(sorted(rows), gp, strict=True))
+    entries = []
+    for gi, g in enumerate(ordered):
+        ranks = _ranks(groups[g], stats)
+        for e in groups[g]:
+            entries.append(_entry(e, c.labels[key_of[e]], stats[e], c, key_of[e], gi, ranks[e],
+                                  gap_p[e]))
+    entries.sort(key=lambda e: (e.group, e.rank, e.label))
+    order = [e.id for e in entries]
+    # board-wide Holm over every measured task gap
+    flat = [(e, n) for e in order for n in sorted(rows[e], key=task_sort_key)]
+    ps = holm([two_proportion_p((r.id_accuracy or 0) * r.n_id, r.n_id,
+                                (r.ood_accuracy or 0) * r.n_ood, r.n_ood)
+               if (r := rows[e][n]).gap is not None else None for e, n in flat])
+    viewer: dict[tuple[str, str], list[SampleRecord]] = {}
+    for (e, n), p in zip(flat, ps, strict=True):
+        upd: dict[str, Any] = {"gap_p_holm": _r(p)}
+        if items[(e, n)] is not None:
+            from harness.leaderboard.plots import task_file_stem
+
+            upd["viewer"] = f"viewer/{e}/{task_file_stem(n)}.html"
+            viewer[(e, n)] = _viewer(items[(e, n)])
+        rows[e][n] = rows[e][n].model_copy(update=upd)
+    all_tasks = sorted({n for e in rows for n in rows[e]}, key=task_sort_key)
+    boards, all_pairs = [], []
+    for n in all_tasks:
+        here = [rows[e][n] for e in order if n in rows[e]]
+        pairs = _pairs(n, here, {r.entry: items[(r.entry, n)] for r in here})
+        all_pairs.append(pairs)
+        boards.append((n, here))
+    adj = iter(holm([p.p for ps_ in all_pairs for p in ps_]))
+    tasks = [_task_board(n, here, [p.model_copy(update={"p_holm": _r(next(adj))}) for p in pairs],
+                         c, n in stale, items)
+             for (n, here), pairs in zip(boards, all_pairs, strict=True)]
+    short = [f"{e} {n}: {why}" for e in order for n in sorted(rows[e], key=task_sort_key)
+             if (why := _short(rows[e][n], target, min_per_bucket))]
+    n_rows = sum(len(rows[e]) for e in order)
+    board = Leaderboard(
+        schema_version=LEADERBOARD_SCHEMA_VERSION, kind=LEADERBOARD_KIND, title=title,
+        harness_version=__version__, resamples=resamples, correction=CORRECTION,
+        precision=Precision(target=target, min_per_bucket=min_per_bucket,
+                            tasks_meeting=n_rows - len(short), task_rows=n_rows, short=short),
+        stale_tasks=[n for n in all_tasks if n in stale],
+        suites=sorted({suite_of(n) for n in all_tasks}, key=suite_sort_key),
+        entries=entries, families=_families(entries, rows), tasks=tasks, sources=sources(c),
+        conflicts=c.conflicts)
+    return board, viewer
+
+
+def _short(r: TaskRow, target: float, min_per_bucket: int) -> str | None:
+    why = []
+    h = max(worst_half_width(r.n_id), worst_half_width(r.n_ood) if r.n_ood else 0.0)
+    if h > target + 1e-12:
+        why.append(f"±{100 * h:.1f} pts (n_ID={r.n_id}, n_OOD={r.n_ood})")
+    small = min((b.n for b in r.buckets), default=0)
+    if small < min_per_bucket:
+        why.append(f"{small} items in its smallest bucket")
+    return "; ".join(why) or None
+
+
+def _task_board(name: str, rows: list[TaskRow], pairs: list[PairTest], c: Collected,
+                stale: bool, items: Mapping[tuple[str, str], Any]) -> TaskBoard:
+    cells = [cell for by in c.cells.values() for n, cell in by.items() if n == name]
+    first = cells[0].task
+    spec = first.spec
+    buckets: dict[tuple[int, str], BucketInfo] = {}
+    for cell in cells:
+        for b in cell.task.templates[0].buckets:
+            buckets.setdefault((b.index, b.bucket), BucketInfo(
+                label=b.bucket, index=b.index, role=b.role, lo=b.lo, hi=b.hi))
+    tpls, fewshot, metric = _describe(spec)
+    example = next((x.primary[0].prompt for r in rows
+                    if (x := items[(r.entry, name)]) is not None and x.primary), None)
+    card = spec.get("card")
+    return TaskBoard(
+        task=name, suite=suite_of(name), description=str(spec.get("description", "")),
+        citations=[str(x) for x in spec.get("citations", []) or []],
+        card=card if isinstance(card, dict) else None, difficulty_name=first.difficulty_name,
+        templates=tpls, fewshot=fewshot, metric=metric, example_prompt=example,
+        buckets=[buckets[k] for k in sorted(buckets)], rows=rows, pairs=pairs, stale=stale)
+
+
+def _families(entries: Sequence[Entry], rows: Mapping[str, Mapping[str, TaskRow]]
+              ) -> list[FamilyRow]:
+    by: dict[str, list[Entry]] = {}
+    for e in entries:
+        if e.family is not None:
+            by.setdefault(f"{e.card.backend}:{e.family}", []).append(e)
+    out = []
+    for fam, members in sorted(by.items()):
+        if len(members) < 2:
+            continue
+        common = sorted(set.intersection(*(set(rows[m.id]) for m in members)), key=task_sort_key)
+        overall = []
+        for m in members:
+            acc = {n: a for n in common if (a := rows[m.id][n].accuracy) is not None}
+            overall.append(macro_scores(acc, {n: suite_of(n) for n in acc})[1])
+        out.append(FamilyRow(family=fam, members=[m.id for m in members], tasks=common,
+                             **_spread("overall", overall),
+                             task_stats={n: list(_spread("", [rows[m.id][n].accuracy
+                                                                for m in members]).values())
+                                         for n in common}))
+    return out
+
+
+def _spread(prefix: str, xs: Sequence[float | None]) -> dict[str, float | None]:
+    vals = [x for x in xs if x is not None]
+    keys = [f"{prefix}_{k}" if prefix else k for k in ("mean", "sd", "min", "max")]
+    if not vals:
+        return dict.fromkeys(keys)
+    sd = statistics.stdev(vals) if len(vals) > 1 else None
+    return dict(zip(keys, [_r(math.fsum(vals) / len(vals)), _r(sd), _r(min(vals)),
+                           _r(max(vals))], strict=True))
+
+
+@dataclass
+class Merged:
+    """A leaderboard with what building it needs besides: inputs and viewer samples."""
+
+    board: Leaderboard  # the leaderboard
+    collected: Collected  # the merged inputs (copies to make, tasks skipped)
+    viewer: dict[tuple[str, str], list[SampleRecord]]  # samples per viewer page
+
+
+def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "copy",
+            gzip_samples: bool = False, skip_invalid: bool = False, resamples: int = 2000,
+            target: float = TARGET, min_per_bucket: int = MIN_PER_BUCKET) -> Merged:
+    """Read, merge and rank runs (see :func:`harness.leaderboard.collect.gather`), marking
+    the tasks whose spec differs from this checkout's as stale."""
+    from harness.leaderboard.check import stale_tasks
+
+    c = gather(paths, samples=samples, gzip_samples=gzip_samples, skip_invalid=skip_invalid)
+    specs: dict[str, set[str]] = {}
+    for by_task in c.cells.values():
+        for n, cell in by_task.items():
+            if cell.task.origin == "builtin":
+                specs.setdefault(n, set()).add(cell.task.spec_sha256)
+    board, viewer = assemble(c, title, resamples, target, min_per_bucket, stale_tasks(specs))
+    return Merged(board, c, viewer)

@@ -1,0 +1,98 @@
+"""Is a committed board still what its inputs and today's tasks give?
+
+- :func:`stale_tasks`: tasks whose spec hash in a board's runs differs from the spec the task
+  files of this checkout resolve to (or that no longer exist): rerun them.
+- :func:`rebuild_diff`: rebuild a board from the runs it carries (``runs/*/*/results.json``) with
+  the options it records, and list every file whose bytes differ.
+
+``leaderboards/manifest.json`` says which boards are ``current`` (both checks must pass; CI runs
+them) and which are ``stale`` (the page says so; regenerate with scripts/build_leaderboard.sh).
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+
+def stale_tasks(specs: Mapping[str, Iterable[str]]) -> list[str]:
+    """Of ``task → spec hashes the runs used``, the tasks whose hash is not today's (sorted)."""
+    from harness.results import spec_hash
+    from harness.tasks.registry import TaskIndex
+
+    index = TaskIndex.build([])
+    out = []
+    for task, hashes in sorted(specs.items()):
+        try:
+            ref = index.resolve([task])[0]
+            today = spec_hash(index.spec(ref)) if ref.address == task else None
+        except HarnessError:
+            today = None
+        if any(h != today for h in hashes):
+            out.append(task)
+    return out
+
+
+def board_specs(board: Path) -> dict[str, set[str]]:
+    """Task → spec hashes of the rows a built board shows (from its leaderboard.json)."""
+    data = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
+    out: dict[str, set[str]] = {}
+    for t in data.get("tasks", []):
+        for r in t.get("rows", []):
+            out.setdefault(t["task"], set()).add(r["spec_sha256"])
+    return out
+
+
+def board_inputs(board: Path) -> list[Path]:
+    """The results.json copies a board carries, in name order."""
+    return sorted(board.glob("runs/*/*/results.json"))
+
+
+def build_options(board: Path) -> dict[str, Any]:
+    """The build options a board records (leaderboard.json ``build``)."""
+    data = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
+    opts = data.get("build")
+    if not isinstance(opts, dict):
+        raise HarnessError(f"{board}/leaderboard.json: no build options recorded (built by an "
+                           "older harness: regenerate it)")
+    return opts
+
+
+def rebuild_diff(board: Path, out: Path) -> list[str]:
+    """Rebuild *board* from its own inputs into *out*; the files that differ or exist on one
+    side only (relative paths, sorted). Empty: byte for byte the same."""
+    from harness.leaderboard.build import build
+
+    inputs = board_inputs(board)
+    if not inputs:
+        raise HarnessError(f"{board}: carries no runs/*/*/results.json to rebuild from")
+    opts = build_options(board)
+    opts["compare"] = [board / rel for rel in opts.get("compare", [])]
+    build(inputs, out, **opts)
+    mine = {p.relative_to(board).as_posix() for p in board.rglob("*") if p.is_file()}
+    theirs = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    diff = sorted(mine ^ theirs)
+    diff += sorted(f for f in mine & theirs
+                   if not filecmp.cmp(board / f, out / f, shallow=False))
+    return sorted(diff)
+
+
+def manifest(root: Path) -> dict[str, dict[str, Any]]:
+    """``leaderboards/manifest.json``: board folder name → {status, note}."""
+    path = root / "manifest.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise HarnessError(f"{path}: cannot read: {e}") from None
+    boards = data.get("boards") if isinstance(data, dict) else None
+    if not isinstance(boards, dict):
+        raise HarnessError(f"{path}: expected {{\"boards\": {{NAME: {{\"status\": ...}}}}}}")
+    for name, b in boards.items():
+        if not isinstance(b, dict) or b.get("status") not in ("current", "stale"):
+            raise HarnessError(f"{path}: boards.{name}.status: expected 'current' or 'stale'")
+    return boards

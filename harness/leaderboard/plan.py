@@ -1,0 +1,127 @@
+"""Precision by design: how many items per bucket a leaderboard run needs, per task.
+
+**The rule.** For a target half-width ``h`` (default ±10 points at 95%) and a floor ``m`` (default
+30 items per bucket), a task with ``k_ID`` ID buckets and ``k_OOD`` OOD buckets is run at
+
+    per_bucket = max(m, ceil(N / k_ID), ceil(N / k_OOD))
+
+items per bucket, where ``N`` is the fewest items whose Wilson 95% interval is within ``±h`` at
+any accuracy (93 for ±10 points; the widest interval is at 50%). Pooled ID and pooled OOD
+accuracy then have at least ``N`` items each, and every bucket at least ``m``. Where a bucket
+holds fewer items than that (a fixed data set), the task runs on all of them and the plan says
+which target it misses. ``--limit-per-bucket`` applies to a whole run, so tasks are run in
+groups that share a limit (:func:`groups`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.leaderboard.scores import items_for, worst_half_width
+
+TARGET = 0.10  # default target: pooled ID and OOD accuracy within ±10 points (95%)
+MIN_PER_BUCKET = 30  # default floor on items per bucket
+
+#: measured seconds per prompt on the project's shared 2-core CPU, per model and suite: the wall
+#: times of the 2-per-bucket board in leaderboards/README.md over its prompts (156 lengthgen, 50
+#: compgen, 92 easy2hard, 166 instructdiv); SmolLM2 lengthgen from its cold --limit 5 run (2478 s
+#: for 390 prompts) and compgen partly answered from the cache (a low estimate). Used only for
+#: the printed estimate, which is rough (other jobs shared the machine).
+SECONDS_PER_PROMPT = {
+    "hf:smollm2-135m": {"lengthgen": 6.35, "compgen": 2.9, "easy2hard": 7.52,
+                        "instructdiv": 0.084},
+    "hf:gemma3-270m": {"lengthgen": 3.75, "compgen": 13.4, "easy2hard": 16.1,
+                       "instructdiv": 0.41},
+}
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """The planned run size of one task."""
+
+    task: str  # task address
+    limit: int | None  # --limit-per-bucket to run it with (None: every item)
+    n_id: int  # pooled ID items at that limit
+    n_ood: int  # pooled OOD items at that limit
+    smallest_bucket: int  # items in its smallest bucket at that limit
+    prompts: int  # prompts sent per model (items × templates × conditions)
+    half_id: float  # worst-case Wilson 95% half-width of pooled ID accuracy
+    half_ood: float  # the same for pooled OOD accuracy (0 without OOD buckets)
+    short: str | None  # which target it misses (too few items in the data), or None
+
+
+def per_bucket(n_id_buckets: int, n_ood_buckets: int, target: float = TARGET,
+               min_per_bucket: int = MIN_PER_BUCKET) -> int:
+    """Items per bucket the rule asks for (see the module docstring)."""
+    need = items_for(target)
+    parts = [min_per_bucket] + [math.ceil(need / k) for k in (n_id_buckets, n_ood_buckets) if k]
+    return max(parts)
+
+
+def plan_counts(task: str, buckets: Sequence[tuple[str, int]], target: float = TARGET,
+                min_per_bucket: int = MIN_PER_BUCKET, prompts: int = 0) -> TaskPlan:
+    """The plan of a task from its buckets as ``(role, items available)``; ``prompts``: what
+    running it at the planned limit sends (for the estimate)."""
+    k_id = sum(1 for r, _ in buckets if r == "ID")
+    k_ood = sum(1 for r, _ in buckets if r == "OOD")
+    want = per_bucket(k_id, k_ood, target, min_per_bucket)
+    most = max((n for _, n in buckets), default=0)
+    limit = want if want < most else None
+    got = [(r, min(n, want)) for r, n in buckets]
+    n_id = sum(n for r, n in got if r == "ID")
+    n_ood = sum(n for r, n in got if r == "OOD")
+    small = min((n for _, n in got), default=0)
+    h_id, h_ood = worst_half_width(n_id), worst_half_width(n_ood) if k_ood else 0.0
+    misses = []
+    if h_id > target or h_ood > target:
+        misses.append(f"±{100 * max(h_id, h_ood):.1f} pts, not ±{100 * target:.0f}")
+    if small < min_per_bucket:
+        misses.append(f"{small} items in its smallest bucket, not {min_per_bucket}")
+    return TaskPlan(task, limit, n_id, n_ood, small, prompts, round(h_id, 4), round(h_ood, 4),
+                    "; ".join(misses) or None)
+
+
+def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
+               min_per_bucket: int = MIN_PER_BUCKET) -> list[TaskPlan]:
+    """Plans for tasks or suites (resolved as ``harness eval --tasks`` does), items counted from
+    the task files without generating any (data-backed tasks read ``GENHARNESS_DATA``)."""
+    from harness.runner import conditions, pick_templates
+    from harness.tasks.instances import build_instances, labels
+    from harness.tasks.registry import TaskIndex
+
+    index = TaskIndex.build([])
+    out = []
+    for ref in index.resolve(list(names)):
+        spec = index.spec(ref)
+        inst = build_instances(spec, ref.address, seed, ref.base_dir)
+        counts = [(b.role, inst.count({b.label})) for b in inst.buckets]
+        plan = plan_counts(ref.address, counts, target, min_per_bucket)
+        run = build_instances(spec, ref.address, seed, ref.base_dir, plan.limit)
+        prompts = len(pick_templates(spec, None, ref.address)) * sum(
+            run.count(labels(c.evaluate)) for c in conditions(spec))
+        out.append(dataclasses.replace(plan, prompts=prompts))
+    return out
+
+
+def groups(plans: Sequence[TaskPlan]) -> list[tuple[int | None, list[str]]]:
+    """Tasks grouped by limit (one ``harness eval`` each), smallest limit first, None last."""
+    by: dict[int | None, list[str]] = {}
+    for p in plans:
+        by.setdefault(p.limit, []).append(p.task)
+    return sorted(by.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
+
+
+def estimate_seconds(plans: Sequence[TaskPlan], model: str) -> float | None:
+    """Estimated wall time of one model over the plans on the project's CPU (None: a model or
+    suite with no measured rate)."""
+    rates = SECONDS_PER_PROMPT.get(model, {})
+    total = 0.0
+    for p in plans:
+        rate = rates.get(p.task.split("/", 1)[0])
+        if rate is None:
+            return None
+        total += rate * p.prompts
+    return total

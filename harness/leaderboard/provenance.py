@@ -1,0 +1,79 @@
+"""Where an entry's numbers come from, in public terms: model identifiers that are never local
+paths, the run's recorded start time (never a file's modification time), the command that
+reruns it, and model families across training seeds."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+
+from harness.results import Results
+
+_FAMILY = re.compile(r"^(?P<family>.+)-s(?P<seed>\d+)$")
+
+
+def public_id(res: Results) -> str:
+    """``package==version`` for a built-in alias, ``hub-id@revision`` for a hub model, and for a
+    local model its path relative to the checkout (or its last part) with the weights hash."""
+    from harness.models.aliases import ALIASES
+
+    m = res.model
+    alias = ALIASES.get(m.name)
+    if alias is not None:
+        pinned = next((w for w in alias.install.split() if "==" in w), alias.module)
+        return pinned
+    name = m.name
+    local = name.startswith(("/", ".", "~")) or name.endswith(".gguf") or (
+        m.path is not None and m.path != name)
+    if not local:
+        return f"{name}@{m.revision or 'unpinned'}"
+    parts = PurePosixPath(name).parts
+    if PurePosixPath(name).is_absolute() or name.startswith("~") or ".." in parts:
+        name = parts[-1] if parts else "model"
+    sha = (m.weights_sha256 or "")[:12]
+    return f"local:{name}" + (f" (weights sha256 {sha}…)" if sha else "")
+
+
+def family_of(name: str) -> str | None:
+    """A model's family: its name without a trailing ``-s<seed>`` (None when it has none)."""
+    m = _FAMILY.match(name)
+    return m.group("family") if m else None
+
+
+def started_at(res: Results) -> str | None:
+    """The run's recorded UTC start time (ISO 8601), or None for runs that did not record it."""
+    t = res.timings.get("started_unix")
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def reproduce(res: Results) -> str:
+    """The ``harness eval`` command (and commit) that reruns a results file's tasks."""
+    r = res.run
+    model = r.model
+    backend, _, name = model.partition(":")
+    if PurePosixPath(name).is_absolute() or name.startswith("~"):
+        model = f"{backend}:<{public_id(res)}>"
+    args = ["harness", "eval", "--model", model, "--tasks",
+            ",".join(t.task for t in res.tasks) or ",".join(r.tasks), "--seed", str(r.seed)]
+    if r.limit_per_bucket is not None:
+        args += ["--limit-per-bucket", str(r.limit_per_bucket)]
+    margs = {k: v for k, v in sorted(r.model_args.items()) if k != "device"}
+    if margs:
+        args += ["--model-args", ",".join(f"{k}={v}" for k, v in margs.items())]
+    if r.templates:
+        args += ["--templates", ",".join(r.templates)]
+    if r.num_fewshot is not None:
+        args += ["--num-fewshot", str(r.num_fewshot)]
+    if r.fewshot_shared is not None:
+        args.append("--fewshot-shared" if r.fewshot_shared else "--fewshot-per-item")
+    if r.apply_chat_template:
+        args.append("--apply-chat-template")
+    if r.strategy != "direct":
+        args += ["--strategy", r.strategy]
+    cmd = shlex.join(args)
+    commit = res.harness.git_commit
+    return f"git checkout {commit[:12]} && {cmd}" if commit else cmd

@@ -1,0 +1,75 @@
+"""One entry's row on one task: the primary report's buckets and gaps (shown only where
+measurable), and the accuracy over every sample."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from harness.leaderboard.schema import AnalysisCell, BucketCell, TaskRow
+from harness.leaderboard.scores import ItemScores, item_scores
+from harness.results import TaskResult
+from harness.scoring.records import SampleRecord
+from harness.scoring.stats import r10
+
+
+@dataclass
+class ItemData:
+    """A task's samples as the board needs them."""
+
+    everything: list[tuple[str, float, bool]]  # (item id, score, is ID) of every sample
+    primary: list[SampleRecord]  # the primary report's samples, in file order
+
+    def scores(self) -> ItemScores:
+        """Item scores over every template and condition."""
+        return item_scores(self.everything)
+
+    def primary_scores(self, role: str) -> ItemScores | None:
+        """Item scores of the primary report in one role (None: no such items)."""
+        got = [(r.id, r.score, True) for r in self.primary if r.role == role]
+        return item_scores(got) if got else None
+
+
+def _all_templates(t: TaskResult) -> tuple[float | None, int]:
+    n = sum(b.n for rep in t.templates for b in rep.buckets)
+    c = math.fsum(b.correct for rep in t.templates for b in rep.buckets)
+    return (r10(c / n) if n else None), n
+
+
+def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
+             items: ItemData | None) -> TaskRow:
+    """The row of one entry on one task (``gap_p_holm`` and ``viewer`` filled in later)."""
+    rep = t.templates[0]
+    roles = {r.role: r for r in rep.roles}
+    g = rep.gaps
+    measured = g.status == "measured"
+    gap = g.id_ood if measured else None
+    ret = g.retention if measured else None
+    hz = g.horizon if measured else None
+    if items is not None and items.everything:
+        sc = items.scores()
+        accuracy: float | None = r10(sc.accuracy)
+        n_items, n_samples = len(sc.ids), int(sc.counts.sum())
+    else:
+        accuracy, n_samples = _all_templates(t)
+        n_items = t.n_items
+    return TaskRow(
+        entry=entry_id, template=rep.template, condition=rep.condition,
+        n_reports=len(t.templates), n_items=n_items, n_samples=n_samples, accuracy=accuracy,
+        n_id=roles["ID"].n if "ID" in roles else 0,
+        n_ood=roles["OOD"].n if "OOD" in roles else 0,
+        id_accuracy=roles["ID"].accuracy if "ID" in roles else None,
+        ood_accuracy=roles["OOD"].accuracy if "OOD" in roles else None,
+        status=g.status, chance=g.chance, status_reason=g.reason,
+        gap=gap.value if gap else None, gap_ci_low=gap.ci_low if gap else None,
+        gap_ci_high=gap.ci_high if gap else None, gap_p_holm=None,
+        retention=ret.value if ret else None, retention_ci_low=ret.ci_low if ret else None,
+        retention_ci_high=ret.ci_high if ret else None,
+        retention_unbounded=bool(ret and ret.unbounded_high),
+        horizon=hz.value if hz else None, horizon_factor=hz.factor if hz else None,
+        buckets=[BucketCell(label=b.bucket, n=b.n, accuracy=b.accuracy, ci_low=b.ci_low,
+                            ci_high=b.ci_high) for b in rep.buckets],
+        analyses=[AnalysisCell(name=a.name, value=a.value, ci_low=a.ci_low, ci_high=a.ci_high,
+                               n=a.n) for a in t.analyses],
+        spec_sha256=t.spec_sha256, source=source, samples=samples_rel, viewer=None,
+    )
