@@ -241,29 +241,67 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         write_run(tmp / "c", make_results(EVIL2, [
             TaskSpecLite("compgen/scan_length", scan, gap=(0.5, 0.2, 0.8))])),
     ]
+    from harness.leaderboard.compare import compare_runs
+    from tests.unit.test_leaderboard_fixtures import record
+
+    recs = [record("lengthgen/addition", f"i{i}", float(i % 2), bucket=b, index=j, role=r)
+            for j, (b, r) in enumerate([("1", "ID"), ("4", "OOD")]) for i in range(2)]
+    one = TaskSpecLite("compgen/one", [("only", "ID", 10, 6)])
+    runs.append(write_run(tmp / "d", make_results("sampled", [
+        TaskSpecLite("lengthgen/addition", [("1", "ID", 2, 1), ("4", "OOD", 2, 1)]), one]),
+        {"lengthgen/addition": recs}))
+    runs.append(write_run(tmp / "e", make_results("sampled-twin", [
+        TaskSpecLite("lengthgen/addition", [("1", "ID", 2, 1), ("4", "OOD", 2, 1)])]),
+        {"lengthgen/addition": recs}))
+    cmp = tmp / "cmp.json"
+    cmp.write_text(compare_runs(runs[-2], runs[-1], tasks=["lengthgen/addition"],
+                                resamples=200).model_dump_json())
     out = tmp / "lb"
-    build(runs, out, title="Browser test")
+    build(runs, out, title="Browser test", compare=[cmp])
     return out
 
 
 def test_index_renders_sorts_and_escapes(browser: DevTools, site: Path) -> None:
     browser.events.clear()
     browser.open((site / "index.html").as_uri())
-    assert browser.evaluate("document.querySelectorAll('#leaderboard tbody tr').length") == 3
+    assert browser.evaluate("document.querySelectorAll('#leaderboard tbody tr').length") == 5
     assert browser.evaluate("document.body.dataset.sortableReady") == "3"
     names = "Array.from(document.querySelectorAll('#leaderboard tbody tr td:nth-child(2)'))" \
             ".map(td => td.textContent.trim())"
-    assert browser.evaluate(names) == ["model-b", EVIL, EVIL2]  # rank order
-    browser.evaluate("document.querySelectorAll('#leaderboard thead th')[1].click()")
-    assert browser.evaluate(names) == sorted([EVIL, EVIL2, "model-b"], key=str.lower)
-    browser.evaluate("document.querySelectorAll('#leaderboard thead th')[2].click()")  # overall
+    assert set(browser.evaluate(names)) == {EVIL, EVIL2, "model-b", "sampled", "sampled-twin"}
+    browser.evaluate("document.querySelectorAll('#leaderboard thead th button')[1].click()")
+    assert browser.evaluate(names) == sorted([EVIL, EVIL2, "model-b", "sampled", "sampled-twin"],
+                                             key=str.lower)
+    # headers are buttons (keyboard-reachable); the first press sorts scores best first
+    assert browser.evaluate("document.querySelectorAll('#leaderboard thead th button').length"
+                            ) >= 8
+    browser.evaluate("document.querySelectorAll('#leaderboard thead th button')[2].focus()")
+    assert browser.evaluate("document.activeElement.className") == "sort"
+    browser.evaluate("document.activeElement.click()")  # what Enter does on a focused button
     overall = browser.evaluate(
         "Array.from(document.querySelectorAll('#leaderboard tbody tr td:nth-child(3)'))"
         ".map(td => parseFloat(td.dataset.value))")
-    assert overall == sorted(overall)
-    browser.evaluate("document.querySelectorAll('#leaderboard thead th')[2].click()")
+    assert overall == sorted(overall, reverse=True)
     assert browser.evaluate("document.querySelectorAll('#leaderboard thead th')[2]"
                             ".getAttribute('aria-sort')") == "descending"
+    assert browser.evaluate("location.hash") == "#sort=leaderboard%3A2%3Adesc"
+    browser.evaluate("location.reload()")  # the sort state survives a reload (URL fragment)
+    browser.wait_event("Page.loadEventFired")
+    browser.drain()
+    assert browser.evaluate("document.querySelectorAll('#leaderboard thead th')[2]"
+                            ".getAttribute('aria-sort')") == "descending"
+    # the gap column: lower is better, so its first press sorts ascending
+    gap = browser.evaluate("Array.from(document.querySelectorAll('#leaderboard thead th'))"
+                           ".findIndex(th => th.dataset.better === 'low' && "
+                           "th.textContent.startsWith('gap'))")
+    browser.evaluate(f"document.querySelectorAll('#leaderboard thead th button')[{gap}].click()")
+    assert browser.evaluate(f"document.querySelectorAll('#leaderboard thead th')[{gap}]"
+                            ".getAttribute('aria-sort')") == "ascending"
+    # a scroll container and a sticky model column
+    assert browser.evaluate("getComputedStyle(document.querySelector('#leaderboard td.model'))"
+                            ".position") == "sticky"
+    assert browser.evaluate("getComputedStyle(document.querySelector('#leaderboard')"
+                            ".parentElement).overflowX") == "auto"
     # markup from results is text: no <img> or injected <script> in the DOM, nothing ran
     assert browser.evaluate("document.querySelectorAll('img').length") == 0
     assert browser.evaluate("document.querySelectorAll('script').length") == 1  # sort.js
@@ -279,8 +317,16 @@ def test_index_renders_sorts_and_escapes(browser: DevTools, site: Path) -> None:
 def test_task_page_curves_render(browser: DevTools, site: Path) -> None:
     browser.events.clear()
     browser.open((site / "tasks" / "lengthgen__addition.html").as_uri())
-    assert browser.evaluate("document.querySelectorAll('svg.curve path.series').length") == 2
-    assert browser.evaluate("document.querySelectorAll('svg.curve polygon.band').length") == 2
+    assert browser.evaluate("document.querySelectorAll('svg.curve path.series').length") == 4
+    assert browser.evaluate("document.querySelectorAll('svg.curve polygon.band').length") == 4
+    assert "Wilson 95% CI" in browser.evaluate(
+        "document.querySelector('svg.curve text.band-legend').textContent")
+    xs = browser.evaluate("Array.from(document.querySelectorAll('svg.curve path.series'))"
+                          ".map(p => p.getBBox().x)")
+    assert len(set(xs)) == 4  # lines are offset: the two identical ones stay visible
+    for sel in ("#fewshot", "#metric", "#templates"):
+        assert browser.evaluate(f"document.querySelector('{sel}').textContent.trim()") != ""
+    assert "n=10" in browser.evaluate("document.querySelector('#buckets').innerText")
     assert browser.evaluate("document.querySelectorAll('svg.curve line.boundary').length") == 1
     width = browser.evaluate("document.querySelector('svg.curve path.series').getBBox().width")
     assert width > 200  # the line spans the buckets
@@ -305,6 +351,40 @@ def test_model_page_and_links(browser: DevTools, site: Path) -> None:
     browser.open((site / "models" / "img-src-x-onerror-alert-1.html").as_uri())
     assert browser.evaluate("document.querySelector('h1').textContent") == EVIL
     assert browser.evaluate("document.querySelectorAll('img').length") == 0
+    browser.drain(0.5)
+    assert browser.problems() == []
+
+
+def test_one_bucket_task_draws_points_not_an_empty_curve(browser: DevTools, site: Path) -> None:
+    browser.open((site / "tasks" / "compgen__one.html").as_uri())
+    assert browser.evaluate("document.querySelectorAll('svg.curve circle').length") == 1
+    assert browser.evaluate("document.querySelectorAll('svg.curve line.whisker').length") == 1
+
+
+def test_sample_viewer_filters_from_file(browser: DevTools, site: Path) -> None:
+    browser.events.clear()
+    browser.open((site / "tasks" / "lengthgen__addition.html").as_uri())
+    href = browser.evaluate("document.querySelector('a.viewer').href")
+    assert href.startswith("file://")
+    browser.open(href)
+    rows = "Array.from(document.querySelectorAll('#samples tbody tr')).filter(r => !r.hidden)"
+    assert browser.evaluate(f"{rows}.length") == 4
+    browser.evaluate("var s = document.getElementById('role'); s.value = 'OOD';"
+                     "s.dispatchEvent(new Event('change'))")
+    assert browser.evaluate(f"{rows}.map(r => r.dataset.role)") == ["OOD", "OOD"]
+    assert "role=OOD" in browser.evaluate("location.hash")
+    assert "prompt" in browser.evaluate("document.querySelector('#samples thead').innerText")
+    browser.drain(0.5)
+    assert browser.problems() == []
+    browser.screenshot(ARTIFACTS / "leaderboard-viewer.png")
+
+
+def test_compare_page(browser: DevTools, site: Path) -> None:
+    browser.events.clear()
+    page = next((site / "compare").glob("*.html"))
+    browser.open(page.as_uri())
+    assert browser.evaluate("document.querySelectorAll('#compare-tasks tbody tr').length") == 1
+    assert "zero-width" in browser.evaluate("document.body.innerText")
     browser.drain(0.5)
     assert browser.problems() == []
 

@@ -1,0 +1,135 @@
+"""Boards that carry their inputs: a rebuild from runs/ gives the same bytes, a changed task spec
+is named, floors and ceilings never show a gap, and committed boards marked current pass both
+checks (leaderboards/manifest.json)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pandas")
+pytest.importorskip("matplotlib")
+
+from harness.leaderboard.build import build  # noqa: E402
+from harness.leaderboard.check import (  # noqa: E402
+    board_specs,
+    manifest,
+    rebuild_diff,
+    stale_tasks,
+)
+from harness.leaderboard.scores import holm, items_for, worst_half_width  # noqa: E402
+from harness.scoring.gaps import GapReport  # noqa: E402
+from tests.unit.test_leaderboard_fixtures import (  # noqa: E402
+    TaskSpecLite,
+    make_results,
+    record,
+    write_run,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = "lengthgen/addition"
+
+
+def _run(tmp: Path, name: str, scores: list[float], floor: bool = False) -> Path:
+    spec = TaskSpecLite(TASK, [("1", "ID", 10, 5), ("2", "OOD", 10, 2)], gap=(0.3, 0.1, 0.5))
+    res = make_results(name, [spec])
+    if floor:  # what harness eval writes when pooled ID is not above chance
+        t = res.tasks[0]
+        rep = t.templates[0].model_copy(update={"gaps": GapReport(
+            status="floor", reason="pooled ID accuracy is not above chance")})
+        res = res.model_copy(update={"tasks": [t.model_copy(update={"templates": [rep]})]})
+    recs = [record(TASK, f"i{i:02d}", s, bucket="1" if i < 10 else "2", index=i // 10,
+                   role="ID" if i < 10 else "OOD") for i, s in enumerate(scores)]
+    return write_run(tmp / name, res, {TASK: recs})
+
+
+def _board(tmp: Path) -> Path:
+    a = _run(tmp, "alpha", [1.0] * 5 + [0.0] * 5 + [1.0] * 2 + [0.0] * 8)
+    b = _run(tmp, "beta", [0.0] * 20, floor=True)
+    out = tmp / "board"
+    build([a, b], out, gzip_samples=True, resamples=200)
+    return out
+
+
+def test_rebuild_from_the_board_is_byte_identical_and_detects_edits(tmp_path: Path) -> None:
+    out = _board(tmp_path)
+    runs = sorted(p.relative_to(out).as_posix() for p in out.glob("runs/*/*/results.json"))
+    assert len(runs) == 2 and all(p.startswith(("runs/alpha/", "runs/beta/")) for p in runs)
+    assert rebuild_diff(out, tmp_path / "again") == []
+    # the copies are the inputs: gz samples are checked on their uncompressed bytes
+    gz = next(out.glob("runs/alpha/*/samples/lengthgen/addition.jsonl.gz"))
+    assert gzip.decompress(gz.read_bytes()).count(b"\n") == 20
+    (out / "index.html").write_text((out / "index.html").read_text() + " ")
+    assert rebuild_diff(out, tmp_path / "third") == ["index.html"]
+
+
+def test_floor_shows_no_gap_and_is_counted(tmp_path: Path) -> None:
+    out = _board(tmp_path)
+    data = json.loads((out / "leaderboard.json").read_text())
+    beta = next(e for e in data["entries"] if e["label"] == "beta")
+    assert (beta["gap"], beta["n_floor"], beta["n_measured"]) == (None, 1, 0)
+    row = next(r for r in data["tasks"][0]["rows"] if r["entry"] == "beta")
+    assert row["status"] == "floor" and row["gap"] is None and row["retention"] is None
+    page = (out / "tasks/lengthgen__addition.html").read_text()
+    assert '<span class="status" title="pooled ID accuracy is not above chance">floor</span>' \
+        in page
+    assert "floor" in (out / "leaderboard.md").read_text()
+    alpha = next(e for e in data["entries"] if e["label"] == "alpha")
+    # item-level bootstrap interval around the overall score (20 items: 7 right)
+    assert alpha["overall"]["value"] == pytest.approx(0.35)
+    assert alpha["overall"]["ci_low"] < 0.35 < alpha["overall"]["ci_high"]
+    assert alpha["rank_low"] == 1 and beta["rank_high"] == 2
+    [pair] = data["tasks"][0]["pairs"]  # same items: a sign test over items, Holm-adjusted
+    assert (pair["a_better"], pair["b_better"], pair["n_items"]) == (7, 0, 20)
+    assert pair["p"] == pytest.approx(2 / 2**7)
+
+
+def test_a_changed_spec_is_named(tmp_path: Path) -> None:
+    out = _board(tmp_path)
+    specs = board_specs(out)
+    assert set(specs) == {TASK}
+    assert stale_tasks(specs) == [TASK]  # the fixtures record a made-up spec hash
+    assert json.loads((out / "leaderboard.json").read_text())["stale_tasks"] == [TASK]
+    assert 'id="stale"' in (out / "index.html").read_text()
+
+
+def test_precision_rule_and_holm() -> None:
+    assert items_for(0.10) == 93 and worst_half_width(93) <= 0.10 < worst_half_width(92)
+    assert holm([0.01, 0.04, None, 0.03]) == [0.03, 0.06, None, 0.06]
+
+
+def _published() -> list[str]:
+    return sorted(n for n, b in manifest(ROOT / "leaderboards").items()
+                  if b["status"] == "current")
+
+
+def test_manifest_lists_every_published_board() -> None:
+    boards = manifest(ROOT / "leaderboards")
+    folders = {p.parent.name for p in (ROOT / "leaderboards").glob("*/leaderboard.json")}
+    assert folders <= set(boards), f"boards missing from manifest.json: {folders - set(boards)}"
+    for name, b in boards.items():
+        if b["status"] == "stale":  # never hidden: its page says so
+            page = (ROOT / "leaderboards" / name / "index.html").read_text()
+            assert "Stale against" in page, f"{name}: a stale board must say so on its page"
+
+
+@pytest.mark.parametrize("name", _published())
+def test_current_board_specs_match_todays_tasks(name: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    data = ROOT.parent / "shared" / "data"  # spec hashes of data tasks name the data mirror
+    if "GENHARNESS_DATA" not in os.environ and data.is_dir():
+        monkeypatch.setenv("GENHARNESS_DATA", str(data))
+    stale = stale_tasks(board_specs(ROOT / "leaderboards" / name))
+    assert stale == [], (f"leaderboards/{name} is stale: rerun {', '.join(stale)} "
+                         "(bash scripts/build_leaderboard.sh), or mark it stale in "
+                         "leaderboards/manifest.json")
+
+
+@pytest.mark.parametrize("name", _published())
+def test_current_board_rebuilds_byte_for_byte(name: str, tmp_path: Path) -> None:
+    diff = rebuild_diff(ROOT / "leaderboards" / name, tmp_path / name)
+    assert diff == [], f"leaderboards/{name}: a rebuild from its runs/ differs: {diff[:10]}"
