@@ -248,10 +248,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             for j, (b, r) in enumerate([("1", "ID"), ("4", "OOD")]) for i in range(2)]
     one = TaskSpecLite("compgen/one", [("only", "ID", 10, 6)])
     runs.append(write_run(tmp / "d", make_results("sampled", [
-        TaskSpecLite("lengthgen/addition", [("1", "ID", 2, 1), ("4", "OOD", 2, 1)]), one]),
+        TaskSpecLite("lengthgen/addition", [("1", "ID", 2, 1), ("4", "OOD", 2, 1)],
+                     description=EVIL2), one]),
         {"lengthgen/addition": recs}))
     runs.append(write_run(tmp / "e", make_results("sampled-twin", [
-        TaskSpecLite("lengthgen/addition", [("1", "ID", 2, 1), ("4", "OOD", 2, 1)])]),
+        TaskSpecLite("lengthgen/addition", [("1", "ID", 2, 1), ("4", "OOD", 2, 1)],
+                     description=EVIL2)]),
         {"lengthgen/addition": recs}))
     cmp = tmp / "cmp.json"
     cmp.write_text(compare_runs(runs[-2], runs[-1], tasks=["lengthgen/addition"],
