@@ -4,7 +4,9 @@
     .venv/bin/python examples/reference_models/summarize.py [ROOT]
 
 A variant whose ID accuracy (all ID items) is under 90% for a seed is marked: that seed has not
-learned the task, and its OOD numbers say nothing about generalization.
+learned the task, and its OOD numbers say nothing about generalization. After each variant's
+table, one line per seed: ID and OOD accuracy, the ID−OOD gap with its bootstrap CI, the
+extrapolation horizon (from the run's ``gaps``), and each bucket's accuracy with its 95% Wilson CI.
 """
 
 from __future__ import annotations
@@ -27,15 +29,37 @@ def bucket_acc(results: Path) -> tuple[dict[str, float], dict[str, str], float]:
     return acc, roles, id_acc
 
 
+def seed_line(results: Path) -> str:
+    """One run's ID/OOD accuracy, gap [CI], horizon and per-bucket accuracy [CI], in percent."""
+    tpl = json.loads(results.read_text(encoding="utf-8"))["tasks"][0]["templates"][0]
+    _, _, id_acc = bucket_acc(results)
+    ood = [b for b in tpl["buckets"] if b["role"] == "OOD"]
+    ood_acc = sum(b["correct"] for b in ood) / max(1, sum(b["n"] for b in ood))
+    gaps = tpl.get("gaps") or {}
+    gap, hor = gaps.get("id_ood") or {}, gaps.get("horizon") or {}
+    gap_s = (f"{100 * gap['value']:.1f} [{100 * gap['ci_low']:.1f}, {100 * gap['ci_high']:.1f}]"
+             if gap.get("value") is not None else "n/a")
+    hor_s = (f"{hor['value']:g} ({hor['factor']:.2f}x max ID; threshold "
+             f"{100 * hor['threshold']:.1f}%)" if hor.get("value") is not None else "n/a")
+    curve = " · ".join(f"{b['bucket']}: {100 * b['accuracy']:.0f} "
+                       f"[{100 * b['ci_low']:.0f}, {100 * b['ci_high']:.0f}]"
+                       for b in tpl["buckets"])
+    learned = "" if id_acc >= 0.9 else " — not learned (ID < 90%)"
+    return (f"- {results.parent.name}: ID {100 * id_acc:.1f}, OOD {100 * ood_acc:.1f}, "
+            f"gap {gap_s}, horizon {hor_s}{learned}\n  {curve}")
+
+
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "leaderboards/reference")
     runs: dict[tuple[str, str], list[tuple[int, dict[str, float], float]]] = defaultdict(list)
     roles: dict[str, str] = {}
+    files: dict[tuple[str, str], list[Path]] = defaultdict(list)
     for res in sorted(root.glob("*/*-s*/results.json")):
         variant, seed = res.parent.name.rsplit("-s", 1)
         acc, r, id_acc = bucket_acc(res)
         roles.update(r)
         runs[(res.parent.parent.name, variant)].append((int(seed), acc, id_acc))
+        files[(res.parent.parent.name, variant)].append(res)
     if not runs:
         raise SystemExit(f"no */*-s*/results.json under {root}")
     for (task, variant), seeds in sorted(runs.items()):
@@ -49,6 +73,9 @@ def main() -> None:
             sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
             print(f"| {lab} | {roles[lab]} | {statistics.fmean(xs):.1f} | {sd:.1f} | "
                   f"{min(xs):.1f} | {max(xs):.1f} |")
+        print()
+        for res in files[(task, variant)]:
+            print(seed_line(res))
 
 
 if __name__ == "__main__":
