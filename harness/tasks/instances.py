@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
+from harness import plugins
 from harness.errors import HarnessError
 from harness.generators.registry import CountTokens, get_generator, run_generator
 from harness.seeding import derive_seed
@@ -149,9 +150,11 @@ class GeneratedItems(Sequence[Instance]):
             rec = run_generator(self._gen, s, value, params, self._count_tokens)
         except (TypeError, ValueError, LookupError, ArithmeticError, AttributeError, RecursionError,
                 MemoryError) as e:
+            # bad params (TypeError, ValueError) speak for themselves; a crash keeps its type
+            what = (_one(str(e)) if isinstance(e, (TypeError, ValueError)) and str(e)
+                    else plugins.one_line(e))
             raise HarnessError(f"{self._task}: generator {self._src.name!r}: "
-                               f"{_one(str(e)) or type(e).__name__}{_data_hint(e, params)}"
-                               ) from None
+                               f"{what}{_data_hint(e, params)}") from None
         except HarnessError as e:  # e.g. a data file neither in the mirror nor downloadable
             raise HarnessError(f"{self._task}: generator {self._src.name!r}: {_one(str(e))}"
                                f"{_data_hint(e, params)}") from None

@@ -47,7 +47,7 @@ def test_failing_plugin_tasks_fail_alone_and_used_plugins_are_recorded(tmp_path:
     origin = f"include:{tmp_path / 'tasks'}"
     assert errors == [
         f"error: task mine/badgen ({origin}) failed in bad-plugins==0.3: "
-        "ZeroDivisionError: division by zero",
+        "mine/badgen: generator 'zerodiv': ZeroDivisionError: division by zero",
         f"error: task mine/badmetric ({origin}) failed in bad-plugins==0.3: "
         "ZeroDivisionError: division by zero",
         "error: 2 of 3 tasks failed (listed under 'failed' in results.json); the others are "
@@ -57,7 +57,7 @@ def test_failing_plugin_tasks_fail_alone_and_used_plugins_are_recorded(tmp_path:
     assert [t["task"] for t in res["tasks"]] == ["mine/good"]
     assert res["failed"] == [
         {"task": "mine/badgen", "origin": origin, "plugin": "plugin:bad-plugins==0.3",
-         "error": "ZeroDivisionError: division by zero"},
+         "error": "mine/badgen: generator 'zerodiv': ZeroDivisionError: division by zero"},
         {"task": "mine/badmetric", "origin": origin, "plugin": "plugin:bad-plugins==0.3",
          "error": "ZeroDivisionError: division by zero"},
     ]

@@ -184,6 +184,10 @@ def test_missing_data_errors_name_the_mirror(tmp_path: Path,
         raise OSError("offline")
 
     monkeypatch.setattr(urllib.request, "urlopen", offline)
+    from harness.generators import pcfgset
+
+    for cached in (pcfgset.read_pairs, pcfgset._pool):  # files read by earlier tests
+        cached.cache_clear()
     index = TaskIndex.build()
     for name in ("compgen/pcfgset_productivity", "easy2hard/math"):
         ref = index.resolve([name])[0]
