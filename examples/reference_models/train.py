@@ -90,7 +90,7 @@ def batch(rows: list[tuple[list[int], int]]) -> tuple[torch.Tensor, torch.Tensor
 
 
 def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int = 3,
-          d: int = 128, heads: int = 4, batch_size: int = 64, lr: float = 3e-3,
+          d: int = 128, heads: int = 4, batch_size: int = 64, lr: float = 1e-3,
           threads: int = 1, include: list[Path] | None = None) -> dict[str, object]:
     """Train and save one model; its training record (also written to out/train.json)."""
     torch.set_num_threads(threads)
@@ -144,7 +144,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--d-model", type=int, default=128)
-    ap.add_argument("--lr", type=float, default=3e-3, help="peak of the one-cycle schedule")
+    ap.add_argument("--lr", type=float, default=1e-3, help="peak of the one-cycle schedule")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
