@@ -22,11 +22,13 @@ from importlib.metadata import EntryPoint, entry_points
 
 from harness.errors import HarnessError
 
+# the entry-point groups a plugin package can register under: named here only
 TASKS = "harness.tasks"
 GENERATORS = "harness.generators"
 METRICS = "harness.metrics"
+ANALYSES = "harness.analyses"
 MODELS = "harness.models"
-GROUPS: tuple[str, ...] = (TASKS, GENERATORS, METRICS, MODELS)
+GROUPS: tuple[str, ...] = (TASKS, GENERATORS, METRICS, ANALYSES, MODELS)
 
 
 class PluginError(HarnessError):

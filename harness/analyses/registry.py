@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness import plugins
 from harness.errors import HarnessError
 from harness.registry import Registry
 from harness.scoring.records import SampleRecord
@@ -87,7 +88,7 @@ def _from_object(name: str, obj: object) -> Analysis:
 
 
 ANALYSES: Registry[Analysis] = Registry(
-    "analysis", "harness.analyses", _BUILTIN_MODULES, from_object=_from_object,
+    "analysis", plugins.ANALYSES, _BUILTIN_MODULES, from_object=_from_object,
     plural="analyses",
 )
 

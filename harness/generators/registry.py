@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness import plugins
 from harness.registry import Registry
 
 GeneratorFn = Callable[..., dict[str, Any]]
@@ -37,7 +38,7 @@ class GeneratorInfo:
 
 
 GENERATORS: Registry[GeneratorInfo] = Registry(
-    "generator", "harness.generators", _BUILTIN_MODULES,
+    "generator", plugins.GENERATORS, _BUILTIN_MODULES,
     from_object=lambda name, fn: GeneratorInfo(name, fn, "difficulty", ()),  # type: ignore[arg-type]
 )
 

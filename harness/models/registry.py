@@ -13,6 +13,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from harness import plugins
 from harness.errors import HarnessError, ModelLoadError, UnknownNameError, did_you_mean
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 BackendFactory: TypeAlias = "Callable[[str, dict[str, str], int | Literal['auto']], LM]"
 
-ENTRY_POINT_GROUP = "harness.models"
+ENTRY_POINT_GROUP = plugins.MODELS
 
 # Built-in backends: prefix → module that registers it with @backend(prefix) when imported.
 

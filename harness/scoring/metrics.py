@@ -11,11 +11,12 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 
+from harness import plugins
 from harness.registry import Registry
 
 MetricFn = Callable[[str, str], float]
 
-ENTRY_POINT_GROUP = "harness.metrics"
+ENTRY_POINT_GROUP = plugins.METRICS
 
 METRICS: Registry[MetricFn] = Registry(
     "metric", ENTRY_POINT_GROUP, from_object=lambda name, fn: fn,  # type: ignore[arg-type,return-value]
