@@ -27,6 +27,6 @@ class RunConfig(BaseModel):
     include_paths: list[Path] = []  # extra task folders
     strategy: str = "direct"  # prompting strategy: direct, cot, least_to_most, self_ask
     use_cache: bool = True  # answer finished requests from the response cache, store new ones
-    cache_dir: Path | None = None  # response cache folder; None: $GENHARNESS_CACHE_DIR / user cache
+    cache_dir: Path | None = None  # response cache; None: $GENHARNESS_RESPONSE_CACHE or the default
     chunk_size: int = Field(8192, ge=1)  # prompts per model call; samples are written per chunk
     data_parallel: int = Field(1, ge=1)  # model replicas in separate processes sharing the requests

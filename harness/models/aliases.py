@@ -24,13 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
+from harness.cache_paths import CACHE_ENV
+from harness.cache_paths import cache_root as cache_dir
 from harness.errors import ModelLoadError, did_you_mean
 
 log = logging.getLogger(__name__)
 
-CACHE_ENV = "GENHARNESS_CACHE_DIR"
 
 
 @dataclass(frozen=True)
@@ -81,12 +80,6 @@ ALIASES: dict[str, Alias] = {
         add_bos=True,
     ),
 }
-
-
-def cache_dir() -> Path:
-    """The harness cache directory (``$GENHARNESS_CACHE_DIR`` or the platform user cache)."""
-    env = os.environ.get(CACHE_ENV)
-    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("genharness"))
 
 
 def _atomic_write_text(path: Path, text: str) -> None:

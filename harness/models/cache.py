@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness.cache_paths import RESPONSE_CACHE_ENV, responses_dir
 from harness.models.base import LM, ModelIdentity, OnDone, WrapperLM
 from harness.models.cache_store import DB_NAME, ResponseCache, warn
 from harness.requests import (
@@ -39,7 +39,7 @@ from harness.requests import (
 )
 
 __all__ = ["DB_NAME", "CacheStats", "CachedLM", "ResponseCache", "default_cache_dir", "model_key"]
-CACHE_ENV = "GENHARNESS_RESPONSE_CACHE"
+CACHE_ENV = RESPONSE_CACHE_ENV  # the response cache folder alone
 # Backend arguments that change how fast a model answers, not what it answers.
 OPERATIONAL_ARGS = frozenset({
     "max_concurrency", "timeout", "max_retries", "api_key_env", "backoff", "batch_size",
@@ -54,12 +54,7 @@ Res = TypeVar("Res")
 def default_cache_dir() -> Path:
     """``$GENHARNESS_RESPONSE_CACHE``, else ``responses/`` in the harness cache folder
     (``$GENHARNESS_CACHE_DIR`` or the platform's user cache folder for genharness)."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    from harness.models.aliases import cache_dir
-
-    return cache_dir() / "responses"
+    return responses_dir()
 
 
 def model_key(identity: ModelIdentity) -> str:

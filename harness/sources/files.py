@@ -28,12 +28,10 @@ def missing_data_hint(raw: str | None) -> str:
 
 
 def cache_dir() -> Path:
-    """Where downloaded data files go: ``$GENHARNESS_CACHE_DIR/data`` or the user cache dir."""
-    import platformdirs
+    """Where downloaded data files go: ``data/`` in the harness cache (``harness.cache_paths``)."""
+    from harness.cache_paths import data_dir
 
-    env = os.environ.get("GENHARNESS_CACHE_DIR")
-    root = Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("genharness"))
-    return root / "data"
+    return data_dir()
 
 
 def fetch_file(path: Path, url: str | None, sha256: str | None = None) -> Path:

@@ -119,7 +119,7 @@ class SummaryCache:
 
     def __init__(self, key: str, path: Path | None = None) -> None:
         if path is None:
-            from harness.models.aliases import cache_dir
+            from harness.cache_paths import cache_root as cache_dir
 
             path = cache_dir() / "task-index" / "summaries.json"
         self.path = path
