@@ -19,22 +19,23 @@ from pathlib import Path
 
 
 def bucket_acc(results: Path) -> tuple[dict[str, float], dict[str, str], float]:
-    """Per-bucket accuracy, bucket roles, and accuracy over all ID items of one run."""
+    """Per-bucket accuracy (plus "all ID" and "all OOD"), roles, and all-ID accuracy of one run."""
     task = json.loads(results.read_text(encoding="utf-8"))["tasks"][0]
     buckets = task["templates"][0]["buckets"]
     acc = {b["bucket"]: b["accuracy"] for b in buckets}
     roles = {b["bucket"]: b["role"] for b in buckets}
-    ids = [b for b in buckets if b["role"] == "ID"]
-    id_acc = sum(b["correct"] for b in ids) / max(1, sum(b["n"] for b in ids))
-    return acc, roles, id_acc
+    for role in ("ID", "OOD"):
+        of = [b for b in buckets if b["role"] == role]
+        acc[f"all {role}"] = sum(b["correct"] for b in of) / max(1, sum(b["n"] for b in of))
+        roles[f"all {role}"] = role
+    return acc, roles, acc["all ID"]
 
 
 def seed_line(results: Path) -> str:
     """One run's ID/OOD accuracy, gap [CI], horizon and per-bucket accuracy [CI], in percent."""
     tpl = json.loads(results.read_text(encoding="utf-8"))["tasks"][0]["templates"][0]
-    _, _, id_acc = bucket_acc(results)
-    ood = [b for b in tpl["buckets"] if b["role"] == "OOD"]
-    ood_acc = sum(b["correct"] for b in ood) / max(1, sum(b["n"] for b in ood))
+    acc, _, id_acc = bucket_acc(results)
+    ood_acc = acc["all OOD"]
     gaps = tpl.get("gaps") or {}
     gap, hor = gaps.get("id_ood") or {}, gaps.get("horizon") or {}
     gap_s = (f"{100 * gap['value']:.1f} [{100 * gap['ci_low']:.1f}, {100 * gap['ci_high']:.1f}]"
@@ -63,7 +64,8 @@ def main() -> None:
     if not runs:
         raise SystemExit(f"no */*-s*/results.json under {root}")
     for (task, variant), seeds in sorted(runs.items()):
-        labels = sorted(seeds[0][1], key=float)
+        labels = sorted((k for k in seeds[0][1] if not k.startswith("all ")), key=float)
+        labels += ["all ID", "all OOD"]
         weak = [s for s, _, id_acc in seeds if id_acc < 0.9]
         print(f"\n### {task} · {variant} · seeds {sorted(s for s, _, _ in seeds)}"
               + (f" — seeds {weak} below 90% ID: not learned" if weak else ""))
