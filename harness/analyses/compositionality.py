@@ -18,7 +18,7 @@ from pydantic import Field, StrictInt
 
 from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import r10
+from harness.scoring.stats import Q95, percentile_ci, r10, resampled_means
 from harness.tasks.buckets import Bucket
 
 
@@ -82,7 +82,6 @@ def compositionality_gap(samples: Sequence[SampleRecord], buckets: Sequence[Buck
         return AnalysisResult(name="compositionality_gap", value=None, n=0, details=details)
     arr = np.asarray(wrong, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    means = arr[rng.integers(0, arr.size, size=(resamples, arr.size))].mean(axis=1)
-    lo, hi = np.quantile(means, [0.025, 0.975])
+    lo, hi = percentile_ci(resampled_means(rng, arr, resamples), quantiles=Q95)
     return AnalysisResult(name="compositionality_gap", value=_gap(wrong), ci_low=r10(float(lo)),
                           ci_high=r10(float(hi)), n=len(wrong), details=details)

@@ -33,17 +33,18 @@ from pydantic import Field, StrictInt
 
 from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import Z95, r10, ratio_ci
+from harness.scoring.stats import (
+    Q95,
+    Z95,
+    percentile_ci,
+    r10,
+    ratio_ci,
+    resampled_means,
+    resampled_sums,
+)
 from harness.tasks.buckets import Bucket, format_value
 
 Floats = npt.NDArray[np.float64]
-
-
-def _percentile_ci(stat: Floats) -> tuple[float | None, float | None]:
-    if stat.size == 0:
-        return None, None
-    lo, hi = np.quantile(stat, [0.025, 0.975])
-    return r10(float(lo)), r10(float(hi))
 
 
 def _opt(x: float | None) -> float | None:
@@ -88,9 +89,8 @@ def sgr(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict
     cols = {c: np.array([by_item[k][names[c]] for k in keys], dtype=np.float64) for c in names}
     acc = {c: float(cols[c].mean()) for c in names}
     value = sgr_value(acc["easy"], acc["hard"], acc["none"])
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(keys), size=(resamples, len(keys)))
-    e, h, z = (cols[c][idx].mean(axis=1) for c in ("easy", "hard", "none"))
+    e, h, z = (s / len(keys) for s in resampled_sums(
+        np.random.default_rng(seed), [cols[c] for c in ("easy", "hard", "none")], resamples))
     lo, hi, valid = ratio_ci(e - z, h - z)
     ci = (_opt(lo), _opt(hi)) if value is not None else (None, None)
     unbounded = [side for side, x in (("low", lo), ("high", hi)) if math.isinf(x)]
@@ -139,14 +139,13 @@ def critical_complexity(samples: Sequence[SampleRecord], buckets: Sequence[Bucke
     rows, boot = [], []
     for lv in levels:
         a, b = (np.asarray(scores[lv][r], dtype=np.float64) for r in ("ID", "OOD"))
-        ma = a[rng.integers(0, a.size, size=(resamples, a.size))].mean(axis=1)
-        mb = b[rng.integers(0, b.size, size=(resamples, b.size))].mean(axis=1)
+        ma, mb = resampled_means(rng, a, resamples), resampled_means(rng, b, resamples)
         boot.append(ma - mb)
-        lo, hi = _percentile_ci(ma - mb)
+        lo, hi = (r10(x) for x in percentile_ci(ma - mb, quantiles=Q95))
         rows.append({"level": lv, "n_id": int(a.size), "n_ood": int(b.size),
                      "acc_id": r10(float(a.mean())), "acc_ood": r10(float(b.mean())),
                      "gap": r10(float(a.mean() - b.mean())), "ci_low": lo, "ci_high": hi})
-    gaps = [float(r["gap"]) for r in rows]  # type: ignore[arg-type]
+    gaps = [float(r["gap"]) for r in rows]
     best = levels[int(np.argmax(gaps))]  # argmax takes the first (lowest) level on ties
     winners = np.argmax(np.vstack(boot), axis=0)
     share = {format_value(lv): r10(float(np.mean(winners == i))) for i, lv in enumerate(levels)}

@@ -37,7 +37,7 @@ from pydantic import Field, StrictInt
 from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.errors import HarnessError
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import r10
+from harness.scoring.stats import percentile_ci, r10, resample_rows
 from harness.tasks.buckets import Bucket
 
 LEVEL = 0.95
@@ -140,8 +140,8 @@ def _ci(stat: npt.NDArray[np.float64]) -> tuple[float | None, float | None]:
     s = stat[~np.isnan(stat)]
     if s.size == 0:
         return None, None
-    lo, hi = np.quantile(s, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
-    return r10(float(lo)), r10(float(hi))
+    lo, hi = percentile_ci(s, LEVEL)
+    return r10(lo), r10(hi)
 
 
 def _seen_gap(mat: npt.NDArray[np.float64], templates: list[str], seen: set[str],
@@ -192,7 +192,7 @@ def multi_prompt(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
     }
     scores = prompt_scores({t: float(acc[i]) for i, t in enumerate(templates)})
     rng = np.random.default_rng(seed)
-    boot = rng.integers(0, len(items), size=(resamples, len(items)))
+    boot = np.vstack([idx for _, idx in resample_rows(rng, len(items), resamples)])
     cps_boot = np.array([_cps_of(_col_means(mat[ix])) for ix in boot])
     lo, hi = _ci(cps_boot)
     details: dict[str, Any] = {

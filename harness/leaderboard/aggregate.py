@@ -48,7 +48,6 @@ from harness.leaderboard.scores import (
     Vec,
     bootstrap_p,
     holm,
-    interval,
     macro_resamples,
     macro_scores,
     rank_ranges,
@@ -57,7 +56,7 @@ from harness.leaderboard.scores import (
     worst_half_width,
 )
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import r10
+from harness.scoring.stats import percentile_ci, r10
 from harness.seeding import derive_seed
 
 CORRECTION = "Holm–Bonferroni"
@@ -110,7 +109,7 @@ class _EntryStats:
                 self.gap_rs = np.mean(np.stack(parts), axis=0)
 
     def score(self, value: float | None, rs: Vec | None, n_tasks: int) -> Score:
-        lo, hi = interval(rs) if rs is not None else (None, None)
+        lo, hi = percentile_ci(rs) if rs is not None else (None, None)
         return Score(value=_r(value), ci_low=_r(lo), ci_high=_r(hi), n_tasks=n_tasks)
 
 
@@ -126,7 +125,7 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
     names = sorted({a.name for r in rows.values() for a in r.analyses})
     vals = {n: [a.value for r in rows.values() for a in r.analyses
                 if a.name == n and a.value is not None] for n in names}
-    gap_lo, gap_hi = interval(st.gap_rs) if st.gap_rs is not None else (None, None)
+    gap_lo, gap_hi = percentile_ci(st.gap_rs) if st.gap_rs is not None else (None, None)
     by_suite: dict[str, int] = {}
     for n in rows:
         by_suite[suite_of(n)] = by_suite.get(suite_of(n), 0) + 1

@@ -34,18 +34,16 @@ from harness.leaderboard.paths import samples_problem
 from harness.leaderboard.scores import (
     ALPHA,
     holm,
-    interval,
     macro_resamples,
     macro_scores,
     sign_test,
 )
 from harness.results import Results
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import r10
+from harness.scoring.stats import percentile_ci, r10, resampled_sums
 from harness.seeding import derive_seed
 
 LEVEL = 0.95
-_CHUNK = 1 << 21
 
 
 class _Model(BaseModel):
@@ -127,16 +125,8 @@ def paired_bootstrap_ci(diff_sums: Sequence[float], counts: Sequence[int], seed:
     w = np.asarray(counts, dtype=np.float64)
     if d.size == 0:
         raise ValueError("paired_bootstrap_ci: no items")
-    rng = np.random.default_rng(seed)
-    stats: npt.NDArray[np.float64] = np.empty(resamples, dtype=np.float64)
-    rows = max(1, _CHUNK // d.size)
-    for start in range(0, resamples, rows):
-        stop = min(resamples, start + rows)
-        idx = rng.integers(0, d.size, size=(stop - start, d.size))
-        stats[start:stop] = d[idx].sum(axis=1) / w[idx].sum(axis=1)
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(stats, [alpha, 1 - alpha])
-    return float(lo), float(hi)
+    sd, sw = resampled_sums(np.random.default_rng(seed), [d, w], resamples)
+    return percentile_ci(sd / sw, level)
 
 
 _Pair = tuple[SampleRecord, SampleRecord]
@@ -189,15 +179,15 @@ def macro_stats(per_task: Sequence[tuple[str, list[_Pair]]], seed: int, resample
         cnt = np.array([len(items[k]) for k in keys], dtype=np.float64)
         acc_a[task], acc_b[task] = float(sa.sum() / cnt.sum()), float(sb.sum() / cnt.sum())
         rng = np.random.default_rng(derive_seed(seed, "compare-macro", task))
-        idx = rng.integers(0, len(keys), size=(resamples, len(keys)))
-        diffs[task] = (sb[idx].sum(axis=1) - sa[idx].sum(axis=1)) / cnt[idx].sum(axis=1)
+        rb, ra, rc = resampled_sums(rng, [sb, sa, cnt], resamples)
+        diffs[task] = (rb - ra) / rc
     sa_, oa = macro_scores(acc_a, suite_of)
     sb_, ob = macro_scores(acc_b, suite_of)
     sd, od = macro_resamples(diffs, suite_of)
     count = {s: sum(1 for t in suite_of.values() if t == s) for s in sa_}
 
     def stat(scope: str, a: float, b: float, rs: npt.NDArray[np.float64], n: int) -> MacroStat:
-        lo, hi = interval(rs)
+        lo, hi = percentile_ci(rs)
         return MacroStat(scope=scope, n_tasks=n, acc_a=r10(a), acc_b=r10(b), diff=r10(b - a),
                          ci_low=r10(lo), ci_high=r10(hi), zero_width=lo == hi)
 

@@ -26,12 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from harness.scoring.stats import Z95
+from harness.scoring.stats import Z95, resampled_sums
 
 LEVEL = 0.95  # confidence level of every interval here
 ALPHA = 0.05  # family-wise error rate of the Holm-corrected significance marks
 EXACT_BELOW = 25  # discordant items below which the sign test's p-value is the exact binomial
-_CHUNK = 1 << 20  # array elements per resampling block
 
 Vec = npt.NDArray[np.float64]
 
@@ -78,20 +77,6 @@ def macro_scores(task_acc: Mapping[str, float], suite_of: Mapping[str, str]
     return suites, (math.fsum(suites.values()) / len(suites) if suites else None)
 
 
-def _resample_sums(rng: np.random.Generator, x: ItemScores, resamples: int
-                   ) -> tuple[Vec, Vec]:
-    """Per resample: summed scores and samples of a with-replacement draw of the items."""
-    n = len(x.ids)
-    s, c = np.empty(resamples), np.empty(resamples)
-    rows = max(1, _CHUNK // n)
-    for start in range(0, resamples, rows):
-        stop = min(resamples, start + rows)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        s[start:stop] = x.sums[idx].sum(axis=1)
-        c[start:stop] = x.counts[idx].sum(axis=1)
-    return s, c
-
-
 def task_resamples(tasks: Mapping[str, ItemScores], seed: int, resamples: int
                    ) -> dict[str, Vec]:
     """Bootstrap accuracies of every task (items resampled within the task; tasks in name
@@ -99,7 +84,7 @@ def task_resamples(tasks: Mapping[str, ItemScores], seed: int, resamples: int
     rng = np.random.default_rng(seed)
     out = {}
     for name in sorted(tasks):
-        s, c = _resample_sums(rng, tasks[name], resamples)
+        s, c = resampled_sums(rng, [tasks[name].sums, tasks[name].counts], resamples)
         out[name] = s / c
     return out
 
@@ -112,13 +97,6 @@ def macro_resamples(per_task: Mapping[str, Vec], suite_of: Mapping[str, str]
         by.setdefault(suite_of[t], []).append(per_task[t])
     suites = {s: np.mean(np.stack(v), axis=0) for s, v in by.items()}
     return suites, np.mean(np.stack(list(suites.values())), axis=0)
-
-
-def interval(stat: Vec, level: float = LEVEL) -> tuple[float, float]:
-    """Percentile interval of bootstrap statistics."""
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(stat, [alpha, 1.0 - alpha])
-    return float(lo), float(hi)
 
 
 def bootstrap_p(stat: Vec) -> float:

@@ -8,7 +8,7 @@ runs). Sums use ``math.fsum`` and reported floats pass through ``r10``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -76,6 +76,24 @@ def _summary(scores: Sequence[float]) -> _Summary:
     return (n, r10(correct), r10(correct / n), r10(lo), r10(hi))
 
 
+def bucket_position(s: SampleRecord, by_index: Mapping[int, int], buckets: Sequence[Bucket]
+                    ) -> int:
+    """The position in ``buckets`` of sample ``s``'s bucket (``by_index``: bucket index →
+    position), checking that the sample's index, label and role agree with that bucket."""
+    pos = by_index.get(s.bucket_index)
+    if pos is None:
+        raise ValueError(
+            f"sample {s.id!r}: bucket_index {s.bucket_index} is not one of the task's buckets"
+        )
+    b = buckets[pos]
+    if s.bucket != b.label or s.role != b.role:
+        raise ValueError(
+            f"sample {s.id!r}: bucket {s.bucket!r} ({s.role}) at index {s.bucket_index} does "
+            f"not match the task's bucket {b.label!r} ({b.role})"
+        )
+    return pos
+
+
 def scores_by_bucket(
     samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
 ) -> list[list[float]]:
@@ -87,18 +105,7 @@ def scores_by_bucket(
     by_index = {b.index: pos for pos, b in enumerate(buckets)}
     keyed: list[list[tuple[str, float]]] = [[] for _ in buckets]
     for s in samples:
-        pos = by_index.get(s.bucket_index)
-        if pos is None:
-            raise ValueError(
-                f"sample {s.id!r}: bucket_index {s.bucket_index} is not one of the task's buckets"
-            )
-        b = buckets[pos]
-        if s.bucket != b.label or s.role != b.role:
-            raise ValueError(
-                f"sample {s.id!r}: bucket {s.bucket!r} ({s.role}) at index {s.bucket_index} does "
-                f"not match the task's bucket {b.label!r} ({b.role})"
-            )
-        keyed[pos].append((s.id, s.score))
+        keyed[bucket_position(s, by_index, buckets)].append((s.id, s.score))
     return [[score for _, score in sorted(rows)] for rows in keyed]
 
 

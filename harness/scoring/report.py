@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.scoring.aggregates import (
     BucketAggregate,
     RoleAggregate,
+    bucket_position,
     bucket_rows,
     role_rows,
     scores_by_bucket,
@@ -118,17 +119,7 @@ class ScoreColumns:
 
     def add(self, s: SampleRecord, rank: int) -> None:
         """Add one sample; ``rank`` orders its item by id among the items of its bucket."""
-        pos = self._pos.get(s.bucket_index)
-        if pos is None:
-            raise ValueError(
-                f"sample {s.id!r}: bucket_index {s.bucket_index} is not one of the task's buckets"
-            )
-        b = self.buckets[pos]
-        if s.bucket != b.label or s.role != b.role:
-            raise ValueError(
-                f"sample {s.id!r}: bucket {s.bucket!r} ({s.role}) at index {s.bucket_index} does "
-                f"not match the task's bucket {b.label!r} ({b.role})"
-            )
+        pos = bucket_position(s, self._pos, self.buckets)
         if s.task != self.task:
             raise ValueError(f"sample {s.id!r} of task {s.task!r} among samples of {self.task!r}")
         self._group.append(self._groups.setdefault((s.template, s.condition), len(self._groups)))

@@ -9,7 +9,7 @@ the last bits cannot change a file.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -53,18 +53,43 @@ def _as_array(x: Sequence[float], name: str) -> npt.NDArray[np.float64]:
     return arr
 
 
-def _resampled_means(
-    rng: np.random.Generator, x: npt.NDArray[np.float64], resamples: int
-) -> npt.NDArray[np.float64]:
-    """Means of ``resamples`` bootstrap resamples of ``x`` (items drawn with replacement)."""
-    n = x.size
-    out = np.empty(resamples, dtype=np.float64)
+IntRows = npt.NDArray[np.int64]
+
+
+def resample_rows(
+    rng: np.random.Generator, n: int, resamples: int
+) -> Iterator[tuple[slice, IntRows]]:
+    """The index rows of ``resamples`` bootstrap resamples of ``n`` items (drawn with
+    replacement), in chunks: ``(rows, idx)`` with ``idx[k]`` the items of resample
+    ``rows.start + k``. Every bootstrap of the harness draws through here: the draws are those of
+    one ``rng.integers(0, n, size=(resamples, n))`` call, whatever the chunk size."""
+    if n < 1:
+        raise ValueError("resample_rows: no items")
     rows = max(1, _CHUNK_ELEMENTS // n)
     for start in range(0, resamples, rows):
         stop = min(resamples, start + rows)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = x[idx].sum(axis=1) / n
+        yield slice(start, stop), rng.integers(0, n, size=(stop - start, n))
+
+
+def resampled_sums(
+    rng: np.random.Generator, columns: Sequence[npt.NDArray[np.float64]], resamples: int
+) -> list[npt.NDArray[np.float64]]:
+    """Per resample, each column's sum over one with-replacement draw of the rows (the same
+    draw for every column: a paired bootstrap over items)."""
+    out = [np.empty(resamples, dtype=np.float64) for _ in columns]
+    for rows, idx in resample_rows(rng, columns[0].size, resamples):
+        for o, col in zip(out, columns, strict=True):
+            o[rows] = col[idx].sum(axis=1)
     return out
+
+
+def resampled_means(
+    rng: np.random.Generator, x: npt.NDArray[np.float64], resamples: int
+) -> npt.NDArray[np.float64]:
+    """Means of ``resamples`` bootstrap resamples of ``x`` (items drawn with replacement)."""
+    (sums,) = resampled_sums(rng, [x], resamples)
+    mean: npt.NDArray[np.float64] = sums / x.size
+    return mean
 
 
 def _bootstrap_means(
@@ -75,30 +100,41 @@ def _bootstrap_means(
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     xa, xb = _as_array(a, "a"), _as_array(b, "b")
     rng = np.random.default_rng(seed)
-    return _resampled_means(rng, xa, resamples), _resampled_means(rng, xb, resamples)
+    return resampled_means(rng, xa, resamples), resampled_means(rng, xb, resamples)
 
 
-def _percentiles(stat: npt.NDArray[np.float64], level: float) -> tuple[float, float]:
+# The 2.5% and 97.5% quantiles written out: (1 − 0.95) / 2 is 0.025000000000000022 in floating
+# point, so analyses whose numbers were fixed with these literals pass them as ``quantiles``.
+Q95 = (0.025, 0.975)
+
+
+def _tails(level: float, quantiles: tuple[float, float] | None) -> tuple[float, float]:
+    if quantiles is not None:
+        return quantiles
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
     alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(stat, [alpha, 1.0 - alpha])
-    return (float(lo), float(hi))
+    return (alpha, 1.0 - alpha)
 
 
-def percentile_ci(stat: npt.NDArray[np.float64], level: float = 0.95) -> tuple[float, float]:
-    """Percentile interval of bootstrap statistics ``stat`` (numpy's linear quantiles), which may
+def percentile_ci(
+    stat: npt.NDArray[np.float64], level: float = 0.95, *,
+    quantiles: tuple[float, float] | None = None,
+) -> tuple[float, float]:
+    """Percentile interval of bootstrap statistics ``stat`` (numpy's linear quantiles
+    ``(1 − level)/2`` and ``1 − (1 − level)/2``, or the two ``quantiles`` given), which may
     hold ±inf: a bound whose order statistics reach an infinite resample is that infinity (the
-    interval is unbounded on that side), never a large finite number."""
+    interval is unbounded on that side), never a large finite number. The one percentile-CI
+    reader of the harness: gaps, analyses, leaderboard and compare all read theirs here."""
     if stat.size == 0:
         raise ValueError("percentile_ci: no resamples")
+    tails = _tails(level, quantiles)
     if bool(np.isfinite(stat).all()):
-        return _percentiles(stat, level)
-    _percentiles(stat[:1], level)  # checks level
-    alpha = (1.0 - level) / 2.0
+        lo, hi = np.quantile(stat, list(tails))
+        return (float(lo), float(hi))
     ordered = np.sort(stat)
     out = []
-    for q in (alpha, 1.0 - alpha):
+    for q in tails:
         h = (ordered.size - 1) * q
         a, b = float(ordered[math.floor(h)]), float(ordered[math.ceil(h)])
         frac = h - math.floor(h)
@@ -139,7 +175,7 @@ def bootstrap_diff_ci(
 ) -> tuple[float, float]:
     """Percentile bootstrap CI for ``mean(a) − mean(b)``; a and b resampled independently."""
     ma, mb = _bootstrap_means(a, b, seed, resamples)
-    return _percentiles(ma - mb, level)
+    return percentile_ci(ma - mb, level)
 
 
 def bootstrap_ratio_ci(

@@ -23,6 +23,8 @@ from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket, assign, build_buckets, format_value
 from harness.tasks.spec import GeneratorSource, TaskSpec
 
+FEWSHOT_ID_PREFIX = "fs:"  # ids of few-shot pool items start with this (never an evaluated id)
+
 
 @dataclass(frozen=True)
 class Instance:
@@ -98,6 +100,7 @@ class GeneratedItems(Sequence[Instance]):
         self._gen = get_generator(src.name)
         self._spec, self._task, self._src, self._seed = spec, task, src, seed
         self._stream, self._count_tokens = stream, count_tokens
+        self._prefix = FEWSHOT_ID_PREFIX if stream == "fewshot" else ""  # of every item id
         self.buckets = list(buckets)  # the buckets the items fall in, in item order
         self.per_bucket = per_bucket  # items per bucket
         self._grid = grid_points(src.grid)
@@ -137,7 +140,7 @@ class GeneratedItems(Sequence[Instance]):
     def item_id(self, i: int) -> str:
         """The id of item ``i`` (without generating it)."""
         pos, j = divmod(i, self.per_bucket)
-        return f"{'fs:' if self._stream == 'fewshot' else ''}{self.buckets[pos].label}/{j}"
+        return f"{self._prefix}{self.buckets[pos].label}/{j}"
 
     def _make(self, pos: int, j: int) -> Instance:
         b, values = self.buckets[pos], self._values[pos]
@@ -159,8 +162,7 @@ class GeneratedItems(Sequence[Instance]):
             raise HarnessError(f"{self._task}: generator {self._src.name!r}: {_one(str(e))}"
                                f"{_data_hint(e, params)}") from None
         rec.setdefault(self._spec.fields.difficulty, value)
-        prefix = "fs:" if self._stream == "fewshot" else ""
-        return Instance(f"{prefix}{b.label}/{j}", rec, float(value), b)
+        return Instance(f"{self._prefix}{b.label}/{j}", rec, float(value), b)
 
 
 def _one(text: str) -> str:
@@ -287,7 +289,8 @@ def build_instances(
                                        count_tokens))
         elif pool_src is not src:
             pool, _ = _from_records(spec, task, read_source(pool_src, base_dir), buckets)
-            pool = [Instance(f"fs:{p.id}", p.record, p.difficulty, p.bucket) for p in pool]
+            pool = [Instance(f"{FEWSHOT_ID_PREFIX}{p.id}", p.record, p.difficulty, p.bucket)
+                    for p in pool]
         keep = {b.label for b in in_pool}
         pool = [p for p in pool if p.bucket.label in keep]
     else:
