@@ -1,4 +1,4 @@
-"""Runs tasks: instances → prompts → requests → model → scores → reports.
+"""Runs tasks: instances → prompts → strategy (requests → model → scores) → reports.
 
 Requests go to the model a chunk at a time (``--chunk-size``), so the backend can sort and batch
 them. Memory stays flat with the number of items: generated items are made on demand, sample
@@ -18,21 +18,14 @@ from harness.analyses.registry import run_analyses
 from harness.config import RunConfig
 from harness.errors import HarnessError, did_you_mean
 from harness.models.base import LM
-from harness.requests import GenerateRequest, LoglikelihoodRequest
 from harness.results import SamplesFile, SampleWriter, TaskResult, samples_path, spec_hash
-from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns
-from harness.scoring.score import Prepared, score_choices, score_generation
+from harness.scoring.score import Prepared
+from harness.strategies import run_strategy
 from harness.tasks.instances import InstanceSet, build_instances, labels, select_fewshot
 from harness.tasks.prompts import build_prompt, build_turns, choices_of, gold_index, target_text
 from harness.tasks.registry import TaskRef
-from harness.tasks.spec import (
-    FewShotCondition,
-    GenerateOutput,
-    MultipleChoiceOutput,
-    TaskSpec,
-    TemplateSpec,
-)
+from harness.tasks.spec import FewShotCondition, TaskSpec, TemplateSpec
 
 
 def pick_templates(spec: TaskSpec, wanted: list[str] | None, task: str) -> list[TemplateSpec]:
@@ -90,26 +83,6 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
             )
 
 
-def score_all(spec: TaskSpec, prepared: list[Prepared], model: LM) -> list[SampleRecord]:
-    """Send every request of the task to the model in one call and score the responses."""
-    out = spec.output
-    if isinstance(out, GenerateOutput):
-        reqs = [GenerateRequest(p.prompt, out.max_tokens, tuple(out.stop)) for p in prepared]
-        resps = model.generate(reqs)
-        return [score_generation(spec, p, r.text) for p, r in zip(prepared, resps, strict=True)]
-    assert isinstance(out, MultipleChoiceOutput)
-    conts = [[out.choice_prefix + c for c in (p.choices or [])] for p in prepared]
-    ll_reqs = [LoglikelihoodRequest(p.prompt, c) for p, cs in zip(prepared, conts, strict=True)
-               for c in cs]
-    ll = model.loglikelihood(ll_reqs)
-    records, pos = [], 0
-    for p, cs in zip(prepared, conts, strict=True):
-        lps = [r.logprob for r in ll[pos : pos + len(cs)]]
-        pos += len(cs)
-        records.append(score_choices(spec, p, cs, lps))
-    return records
-
-
 @dataclass(frozen=True)
 class TaskOutcome:
     """A finished task: its results entry and phase timings."""
@@ -138,12 +111,7 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
         stream = iter_prepared(spec, ref.address, inst, cfg, model)
         while chunk := list(islice(stream, cfg.chunk_size)):
             tc = time.perf_counter()
-            if cfg.strategy == "direct":
-                records = score_all(spec, chunk, model)
-            else:
-                from harness.strategies import run_strategy
-
-                records = run_strategy(cfg.strategy, spec, ref.address, chunk, inst.pool, model)
+            records = run_strategy(cfg.strategy, spec, ref.address, chunk, inst.pool, model)
             t_model += time.perf_counter() - tc
             for p, rec in zip(chunk, records, strict=True):
                 writer.write(rec)

@@ -1,10 +1,13 @@
-"""What a prompting strategy is: a chain of model calls for one prepared item.
+"""What a prompting strategy is.
 
-A strategy turns one ``StrategyInput`` into a Python generator that yields ``GenerateRequest``s,
-receives each generated text back, and finally returns the answer text (which the task's
-extraction and metric then score). ``run_chains`` advances every item's chain in rounds: round r
-sends the r-th pending request of every unfinished item to the model in one batched call, so
-multi-call strategies keep batching; every call is logged as a ``ModelCall``.
+To the runner a strategy is a ``Strategy``: prepared items of one task in, scored sample records
+out (``direct`` is one, sending each item's prompt once). The multi-call strategies are written as
+chains and made ``Strategy``s by ``chained``: a chain turns one ``StrategyInput`` into a Python
+generator that yields ``GenerateRequest``s, receives each generated text back, and finally returns
+the answer text (which the task's extraction and metric then score). ``run_chains`` advances
+every item's chain in rounds: round r sends the r-th pending request of every unfinished item to
+the model in one batched call, so multi-call strategies keep batching; every call is logged as a
+``ModelCall``.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.models.base import LM
 from harness.requests import GenerateRequest
-from harness.scoring.records import ModelCall
-from harness.scoring.score import Prepared
+from harness.scoring.records import ModelCall, SampleRecord
+from harness.scoring.score import Prepared, score_generation
 from harness.tasks.instances import Instance
+from harness.tasks.prompts import build_prompt
 from harness.tasks.spec import GenerateOutput, TaskSpec
 
 Chain = Generator[GenerateRequest, str, str]
@@ -47,6 +52,9 @@ class StrategyInput:
 
 
 StrategyFn = Callable[[StrategyInput], Chain]
+# (spec, task address, prepared items, few-shot pool, model) → one scored record per item
+Strategy = Callable[[TaskSpec, str, Sequence[Prepared], Sequence[Instance], LM],
+                    list[SampleRecord]]
 
 
 def take_params(inp: StrategyInput, name: str, defaults: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,3 +88,44 @@ def run_chains(model: LM, inputs: Sequence[StrategyInput], fn: StrategyFn,
             calls[i].append(ModelCall(kind="generate", prompt=req.prompt, output=resp.text))
             advance(i, resp.text)
     return [(a if a is not None else "", c) for a, c in zip(answers, calls, strict=True)]
+
+
+def _inputs(spec: TaskSpec, name: str, prepared: Sequence[Prepared],
+            pool: Sequence[Instance]) -> list[StrategyInput]:
+    templates = {t.id: t for t in spec.templates}
+    by_id = {p.id: p for p in pool}
+    params = dict(spec.strategies.get(name, {}))
+    out = []
+    for p in prepared:
+        tpl = templates[p.template]
+        shots = [by_id[i] for i in p.fewshot_ids if i in by_id]
+        question = build_prompt(spec, tpl, p.item, [])
+        context = p.prompt[: -len(question)] if p.prompt.endswith(question) else ""
+        out.append(StrategyInput(
+            prepared=p, question=question, context=context, exemplars=shots,
+            exemplar_questions=[build_prompt(spec, tpl, s, []) for s in shots],
+            spec=spec, params=params,
+        ))
+    return out
+
+
+def chained(name: str, fn: StrategyFn) -> Strategy:
+    """The ``Strategy`` that runs chain ``fn`` over every prepared item and scores the final
+    answers; each record's ``calls`` holds all the model calls of its chain, in order.
+    Generation tasks only; ``name`` is the strategy's name (its params: ``strategies.<name>``)."""
+    def run(spec: TaskSpec, task: str, prepared: Sequence[Prepared], pool: Sequence[Instance],
+            model: LM) -> list[SampleRecord]:
+        if not isinstance(spec.output, GenerateOutput):
+            raise HarnessError(f"--strategy {name}: task {task} is multiple choice; "
+                               "strategies other than direct need generated answers")
+        try:
+            results = run_chains(model, _inputs(spec, name, prepared, pool), fn)
+        except ValueError as e:
+            raise HarnessError(f"{task}: {e}") from None
+        records = []
+        for p, (answer, calls) in zip(prepared, results, strict=True):
+            rec = score_generation(spec, p, answer)
+            records.append(rec.model_copy(update={"calls": calls}))
+        return records
+
+    return run

@@ -3,7 +3,9 @@ answers each step correctly gets the item right (so the chain really carries the
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,8 +14,17 @@ from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.evaluate import evaluate
 from harness.generators.scan import interpret, render_actions, subcommands
+from harness.models.base import LM
 from harness.results import read_samples
-from harness.strategies import check_strategy
+from harness.runner import prepare
+from harness.scoring.records import SampleRecord
+from harness.scoring.score import Prepared
+from harness.strategies import STRATEGIES, check_strategy
+from harness.strategies.base import Chain, StrategyInput, chained
+from harness.strategies.direct import direct
+from harness.tasks.instances import Instance, build_instances
+from harness.tasks.registry import TaskIndex
+from harness.tasks.spec import TaskSpec
 from tests.fixtures.fake_model import FakeLM
 
 
@@ -80,12 +91,56 @@ def test_cot_two_calls(tmp_path: Path) -> None:
         assert s.output == " 7"
 
 
-def test_direct_strategy_matches_plain_runner(tmp_path: Path) -> None:
-    model = FakeLM(lambda p: " 3\n")
-    _, plain = run(tmp_path / "a", "lengthgen/addition", "direct", model)
-    from harness.strategies.base import run_chains  # noqa: F401  (the module imports cleanly)
+def test_direct_is_the_registered_strategy_the_runner_calls(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner goes through the registry for ``direct`` too: every chunk reaches
+    ``strategies.direct.direct``, which makes one call per item, and its records are exactly those
+    of a one-call chain strategy (so ``direct`` is a strategy like the others)."""
+    chunks: list[int] = []
 
+    def spy(spec: TaskSpec, task: str, prepared: Sequence[Prepared], pool: Sequence[Instance],
+            model: LM) -> list[SampleRecord]:
+        chunks.append(len(prepared))
+        return direct(spec, task, prepared, pool, model)
+
+    def once(inp: StrategyInput) -> Chain:
+        answer = yield inp.answer_request(inp.prepared.prompt)
+        return answer
+
+    monkeypatch.setitem(STRATEGIES, "direct", spy)
+    monkeypatch.setitem(STRATEGIES, "once", chained("once", once))
+    model = FakeLM(lambda p: " 3\n")
+    _, plain = run(tmp_path / "a", "lengthgen/addition", "direct", model, chunk_size=5)
+    assert len(chunks) > 1 and sum(chunks) == len(plain) == len(model.calls)
     assert all(len(s.calls) == 1 and s.calls[0].prompt == s.prompt for s in plain)
+    _, chain = run(tmp_path / "b", "lengthgen/addition", "once", model)
+    assert chain == plain
+
+
+def test_direct_scores_multiple_choice_in_one_call(tmp_path: Path) -> None:
+    tdir = tmp_path / "tasks" / "mine"
+    tdir.mkdir(parents=True)
+    data = tmp_path / "mc.jsonl"
+    rows = [{"q": f"q{i}", "c": ["no", "yes"], "target": i % 2, "d": i % 3 % 2} for i in range(6)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tdir / "mc.yaml").write_text(
+        f"name: mc\ndescription: d\nsource: {{type: files, path: {data}}}\n"
+        "fields: {difficulty: d}\nbuckets: {values: [0, 1]}\nroles: {id_max: 0}\n"
+        "templates: [{id: a, prompt: '{{ q }}?'}]\n"
+        "output: {type: multiple_choice, choices_field: c}\n")
+    cfg = RunConfig(model="fake:x", tasks=["mine/mc"], output_dir=tmp_path / "run",
+                    include_paths=[tmp_path / "tasks"])
+    index = TaskIndex.build(cfg.include_paths, providers=[])
+    ref = index.resolve(["mine/mc"])[0]
+    spec = index.spec(ref)
+    model = FakeLM(score=lambda ctx, cont: 0.0 if cont == " yes" else -1.0)
+    inst = build_instances(spec, ref.address, 0, ref.base_dir, None)
+    prepared = prepare(spec, ref.address, inst, cfg, model)
+    records = STRATEGIES["direct"](spec, ref.address, prepared, inst.pool, model)
+    assert model.calls == ["loglikelihood"] * 12  # every choice of every item, one batch
+    assert [r.extracted for r in records] == ["yes"] * 6
+    assert [r.score for r in records] == [float(p.gold == 1) for p in prepared]
+    assert all(r.calls[0].kind == "loglikelihood" for r in records)
 
 
 def test_unknown_strategy_and_bad_params(tmp_path: Path) -> None:
