@@ -19,7 +19,7 @@ _EXPORTS: dict[str, str] = {
     "HarnessError": "harness.errors",
     "evaluate": "harness.evaluate",
     "LM": "harness.models.base",
-    "ChatTurn": "harness.models.base",
+    "ChatTurn": "harness.tasks.chat",
     "ModelIdentity": "harness.models.base",
     "GenerateRequest": "harness.requests",
     "GenerateResponse": "harness.requests",
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from harness.config import RunConfig
     from harness.errors import HarnessError
     from harness.evaluate import evaluate
-    from harness.models.base import LM, ChatTurn, ModelIdentity
+    from harness.models.base import LM, ModelIdentity
     from harness.requests import (
         GenerateRequest,
         GenerateResponse,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         LoglikelihoodResponse,
         RollingRequest,
     )
+    from harness.tasks.chat import ChatTurn
     from harness.tasks.loader import load_spec
     from harness.tasks.registry import TaskIndex, TaskRef
     from harness.tasks.spec import TaskSpec

@@ -20,6 +20,7 @@ from harness.config import RunConfig
 from harness.errors import HarnessError, Interrupted
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line, used_plugins
 from harness.models.base import LM
+from harness.models.cache import CachedLM, ResponseCache, default_cache_dir
 from harness.plugins import one_line
 from harness.progress import ProgressLM, Reporter, RunClock
 from harness.results import (
@@ -156,8 +157,6 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     cached = None
     try:
         if cfg.use_cache and owned:  # a model object passed in is the caller's to cache (or not)
-            from harness.models.cache import CachedLM, ResponseCache, default_cache_dir
-
             cached = CachedLM(base, ResponseCache(cfg.cache_dir or default_cache_dir()))
         front: LM = cached or base
         front = ProgressLM(front, reporter) if reporter else front

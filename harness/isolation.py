@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from harness import plugins
+from harness.analyses.registry import ANALYSES
 from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.models.base import OnDone, WrapperLM
@@ -121,7 +122,6 @@ def failure_line(f: TaskFailure) -> str:
 
 def _code_of(spec: TaskSpec) -> Iterable[object]:
     """The registry objects (generators, metric, analyses) a task's spec runs."""
-    from harness.analyses.registry import ANALYSES
     from harness.generators.registry import get_generator
     from harness.scoring.metrics import get_metric
 

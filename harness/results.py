@@ -14,10 +14,12 @@ from typing import IO, Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness import __version__
 from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.models.base import ModelIdentity
+from harness.plugins import loaded_distributions
 from harness.rundir import OutputError, open_new, os_reason, write_atomic
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
@@ -105,8 +107,6 @@ def spec_hash(spec: TaskSpec) -> str:
 
 def harness_info() -> HarnessInfo:
     """Version, and the git commit when running from a checkout."""
-    from harness import __version__
-
     root = Path(__file__).resolve().parent.parent
     commit: str | None = None
     dirty: bool | None = None
@@ -131,8 +131,6 @@ def environment(plugins: dict[str, str] | None = None) -> Environment:
             libs[name] = version(name)
         except PackageNotFoundError:
             libs[name] = None
-    from harness.plugins import loaded_distributions
-
     return Environment(python=platform.python_version(),
                        platform=f"{platform.system()}-{platform.machine()}", libraries=libs,
                        plugins=loaded_distributions() if plugins is None else plugins)

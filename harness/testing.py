@@ -20,7 +20,8 @@ from typing import Literal
 from harness import plugins
 from harness.config import RunConfig
 from harness.evaluate import evaluate
-from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
+from harness.isolation import failure_line
+from harness.models.base import LM, ModelIdentity, OnDone
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -29,6 +30,10 @@ from harness.requests import (
     RollingRequest,
 )
 from harness.results import TaskResult, read_samples
+from harness.runner import prepare
+from harness.tasks.chat import ChatTurn
+from harness.tasks.instances import build_instances
+from harness.tasks.providers import from_plugin
 from harness.tasks.refs import TaskRef
 from harness.tasks.registry import TaskIndex
 from harness.tasks.spec import MultipleChoiceOutput, TaskSpec
@@ -119,9 +124,6 @@ def scripted_backend(name: str, model_args: dict[str, str],
 def oracle_model(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> ScriptedLM:
     """A model that gives every prompt of ``cfg``'s run of ``ref`` its reference answer
     (generation) or puts the gold choice first (multiple choice)."""
-    from harness.runner import prepare
-    from harness.tasks.instances import build_instances
-
     probe = ScriptedLM()
     inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
                            probe.count_tokens)
@@ -156,8 +158,6 @@ def _task_refs(package: str | Path) -> tuple[TaskIndex, list[TaskRef], list[Path
     if isinstance(package, Path):
         index = TaskIndex.build([package], providers=[])
         return index, [r for r in index.refs.values() if r.origin != "builtin"], [package]
-    from harness.tasks.providers import from_plugin
-
     found = [from_plugin(p) for p in plugins.discover(plugins.TASKS) if p.name == package]
     if not found:
         names = sorted({p.name for p in plugins.discover(plugins.TASKS)})
@@ -201,8 +201,6 @@ def _check_one(index: TaskIndex, ref: TaskRef, model: LM | None, limit: int, see
     lm = model if model is not None else oracle_model(spec, ref, cfg)
     res = evaluate(cfg, model=lm, index=index, overwrite=True)  # a dry run's own folder
     if res.failed:
-        from harness.isolation import failure_line
-
         raise AssertionError(failure_line(res.failed[0]))
     if not (out / "results.json").is_file():
         raise AssertionError(f"{ref.address}: results.json was not written")

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from harness import __version__
 from harness.leaderboard.collect import (
     VIEWER_PER_BUCKET,
     Collected,
@@ -220,8 +221,6 @@ def _viewer(items: Any) -> list[SampleRecord]:
 def assemble(c: Collected, title: str, resamples: int, target: float, min_per_bucket: int,
              stale: Sequence[str]) -> tuple[Leaderboard, dict[tuple[str, str], list[SampleRecord]]]:
     """The leaderboard, and the samples each (entry, task) viewer page shows."""
-    from harness import __version__
-
     rows = rows_of(c)
     key_of = {c.ids[k]: k for k in c.cells}
     items = {(c.ids[k], n): cell.items for k, by in c.cells.items() for n, cell in by.items()}

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import IO
 
 from harness.errors import HarnessError
+from harness.leaderboard import plots, site, tables
+from harness.leaderboard.compare_pages import load_comparisons
 from harness.leaderboard.inputs import Copy, open_samples
 from harness.leaderboard.paths import (
     BuildLock,
@@ -84,19 +86,14 @@ def _copy_files(copies: Sequence[Copy], w: SafeWriter) -> list[Path]:
 
 def _write_all(board: Leaderboard, copies: Sequence[Copy], viewer: Viewer, root: Path,
                png: bool) -> list[Path]:
-    from harness.leaderboard.site import write_site
-    from harness.leaderboard.tables import write_tables
-
     w = SafeWriter(root)
     files = [w.write_text("leaderboard.json", json.dumps(
         board.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n")]
-    files += write_tables(board, root)
+    files += tables.write_tables(board, root)
     files += _copy_files(copies, w)
     if png:
-        from harness.leaderboard.plots import write_plots
-
-        files += write_plots(board, root)
-    files += write_site(board, root, viewer, png=png)
+        files += plots.write_plots(board, root)
+    files += site.write_site(board, root, viewer, png=png)
     return files
 
 
@@ -111,7 +108,6 @@ def build(paths: Sequence[Path], out: Path, title: str = "Leaderboard", samples:
     ``resamples``: bootstrap resamples of the board-level intervals; ``compare``: JSON files of
     ``harness compare --json`` to publish as pages (copied into the board)."""
     from harness.leaderboard.aggregate import collect
-    from harness.leaderboard.compare_pages import load_comparisons
 
     where = Path(os.path.abspath(out))
     if not where.name:

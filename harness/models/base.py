@@ -15,6 +15,7 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
+from harness.tasks.chat import ChatTurn as ChatTurn  # re-exported: the LM contract's type
 
 Res = TypeVar("Res")
 
@@ -38,15 +39,6 @@ class ModelIdentity(BaseModel):
     dtype: str | None = None  # parameter dtype, e.g. "float32"
     device: str | None = None  # where the model runs, e.g. "cpu", "cuda:0"
     args: dict[str, Any] = {}  # backend arguments as given (--model-args)
-
-
-class ChatTurn(BaseModel):
-    """One message of a chat-formatted prompt."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    role: str  # "system", "user" or "assistant"
-    content: str  # message text
 
 
 def render_chat(tokenizer: Any, turns: Sequence[ChatTurn], label: str,

@@ -26,7 +26,7 @@ from harness.models.aliases import (
     quiet_progress,
     resolve_source,
 )
-from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone, render_chat
+from harness.models.base import LM, ModelIdentity, OnDone, render_chat
 from harness.models.hf_batching import AUTO_BATCH_START, BatchingMixin
 from harness.models.hf_generate import greedy, sample
 from harness.models.hf_prefix import SharedPrefix
@@ -42,6 +42,7 @@ from harness.requests import (
     RollingRequest,
 )
 from harness.requests import LoglikelihoodResponse as LLResponse
+from harness.tasks.chat import ChatTurn
 
 log = logging.getLogger(__name__)
 _hf: Any = transformers  # loosely typed handle for the auto classes

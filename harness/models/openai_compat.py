@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
-from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone
+from harness.models.base import LM, ModelIdentity, OnDone
 from harness.models.openai_http import (
     ApiError,
     BadResponse,
@@ -58,6 +58,7 @@ from harness.requests import (
     RollingRequest,
 )
 from harness.requests import LoglikelihoodResponse as LLResponse
+from harness.tasks.chat import ChatTurn
 
 log = logging.getLogger(__name__)
 

@@ -73,8 +73,6 @@ def _factory(prefix: str) -> BackendFactory:
         return _FACTORIES[prefix]
     eps = _entry_points()
     if prefix in eps:
-        from harness import plugins  # loaded through it: one place for provenance and errors
-
         plugins.find(ENTRY_POINT_GROUP, prefix, kind="model backend")  # two providers: error
         plugin = plugins.from_entry_point(ENTRY_POINT_GROUP, eps[prefix])
         try:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 from harness.errors import HarnessError
-from harness.models.base import LM, ChatTurn, ModelIdentity, OnDone, render_chat
+from harness.models.base import LM, ModelIdentity, OnDone, render_chat
 from harness.models.registry import backend
 from harness.models.vllm_support import (
     VLLMOptions,
@@ -38,6 +38,7 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
+from harness.tasks.chat import ChatTurn
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ Kinds:
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from harness.errors import TaskSpecError
+from harness.tasks.patterns import compile_pattern
 from harness.tasks.spec import ExtractSpec
 
 # A sign counts only when it does not follow a word character or a dot, so the "-" in "10-3"
@@ -27,15 +27,6 @@ _NUMBER = re.compile(
     r"(?:(?<![\w.])[-+\u2212])?"  # optional sign
     r"(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)"  # 1,234.5 | 1234 | .5
 )
-
-
-@lru_cache(maxsize=256)
-def compile_pattern(pattern: str, key: str = "scoring.extract.pattern") -> re.Pattern[str]:
-    """Compile a task-file regex once; a bad pattern is a task-spec error naming ``key``."""
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise TaskSpecError(f"{key}: invalid regex {pattern!r}: {exc}") from None
 
 
 def _regex(text: str, pattern: str | None) -> str:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness.cache_paths import data_dir
 from harness.errors import HarnessError
 from harness.tasks.spec import FilesSource
 
@@ -29,8 +30,6 @@ def missing_data_hint(raw: str | None) -> str:
 
 def cache_dir() -> Path:
     """Where downloaded data files go: ``data/`` in the harness cache (``harness.cache_paths``)."""
-    from harness.cache_paths import data_dir
-
     return data_dir()
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.sources.files import resolve_path
-from harness.tasks.spec import DatasetSource
+from harness.sources.files import missing_data_hint, resolve_path
+from harness.sources.files import read_records as read_file
+from harness.tasks.spec import DatasetSource, FilesSource
 
 
 def read_records(source: DatasetSource, base_dir: Path) -> list[dict[str, Any]]:
@@ -21,9 +22,6 @@ def read_records(source: DatasetSource, base_dir: Path) -> list[dict[str, Any]]:
     if source.local_path:
         local = resolve_path(source.local_path, base_dir)
         if local.is_file():
-            from harness.sources.files import read_records as read_file
-            from harness.tasks.spec import FilesSource
-
             return read_file(FilesSource(type="files", path=str(local)), base_dir)
     try:
         import datasets
@@ -48,8 +46,6 @@ def read_records(source: DatasetSource, base_dir: Path) -> list[dict[str, Any]]:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         hint = ""
         if source.local_path:
-            from harness.sources.files import missing_data_hint
-
             local = resolve_path(source.local_path, base_dir)
             hint = f"; local mirror source.local_path {str(local)!r} not found" + \
                 missing_data_hint(source.local_path)

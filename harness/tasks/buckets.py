@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.tasks.difficulty import quantile_edges, quantile_labels
 from harness.tasks.spec import BucketsSpec, RolesSpec
 
 Role = Literal["ID", "OOD"]
@@ -56,8 +57,6 @@ def build_buckets(
     them (listing, validation) the buckets q1..qN get NaN bounds and hold nothing."""
     spans: list[tuple[str, float, float, bool]] = []
     if buckets.quantiles is not None:
-        from harness.sources.difficulty import quantile_edges, quantile_labels
-
         if roles.id is None:
             raise ValueError("roles: quantile buckets need roles.id (labels q1..qN), not id_max")
         n, names = buckets.quantiles, quantile_labels(buckets.quantiles)

@@ -10,6 +10,7 @@ from typing import Any
 import jinja2
 
 from harness.errors import HarnessError, TaskSpecError
+from harness.generators.registry import get_generator
 from harness.tasks.buckets import build_buckets
 from harness.tasks.item_checks import check_generator, check_numbers
 from harness.tasks.spec import GeneratorSource, TaskSpec
@@ -35,7 +36,6 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
                     f"{one_line(str(e.message))} "
                     f"(template line {e.lineno})"
                 ) from None
-    from harness.generators.registry import get_generator
     from harness.scoring.metrics import get_metric
 
     if isinstance(spec.source, GeneratorSource):

@@ -20,7 +20,10 @@ from harness import plugins
 from harness.errors import HarnessError
 from harness.generators.registry import CountTokens, get_generator, run_generator
 from harness.seeding import derive_seed
+from harness.sources.files import missing_data_hint
+from harness.sources.read import read_source
 from harness.tasks.buckets import Bucket, assign, build_buckets, format_value
+from harness.tasks.difficulty import parse_difficulty
 from harness.tasks.spec import GeneratorSource, TaskSpec
 
 FEWSHOT_ID_PREFIX = "fs:"  # ids of few-shot pool items start with this (never an evaluated id)
@@ -74,8 +77,6 @@ def _difficulty(rec: Mapping[str, Any], field: str, where: str, pattern: str | N
     if field not in rec:
         raise HarnessError(f"{where}: record has no difficulty field {field!r} (fields.difficulty)")
     if pattern is not None:  # e.g. "Level 3" → 3.0; no match → None (the record is dropped)
-        from harness.sources.difficulty import parse_difficulty
-
         return parse_difficulty(rec[field], pattern)
     try:
         return float(rec[field])
@@ -166,7 +167,7 @@ class GeneratedItems(Sequence[Instance]):
 
 
 def _one(text: str) -> str:
-    from harness.tasks.templates import one_line
+    from harness.tasks.templates import one_line  # jinja2: loaded only for an error message
 
     return one_line(text)
 
@@ -176,8 +177,6 @@ def _data_hint(e: Exception, params: Mapping[str, Any]) -> str:
     text = str(e)
     if "GENHARNESS_DATA" in text or not ("not found" in text or "cannot download" in text):
         return ""
-    from harness.sources.files import missing_data_hint
-
     raw = next((v for v in params.values() if isinstance(v, str) and "$" in v), None)
     return missing_data_hint(raw)
 
@@ -264,8 +263,6 @@ def build_instances(
 ) -> InstanceSet:
     """All items of ``task`` for run seed ``seed`` (``base_dir``: the task file's folder;
     ``count_tokens``: the model's token counter, for lengths measured in model tokens)."""
-    from harness.sources import read_source
-
     src, pool_src = spec.source, spec.fewshot.source or spec.source
     records = None if isinstance(src, GeneratorSource) else read_source(src, base_dir)
     buckets = _buckets(spec, task, records)

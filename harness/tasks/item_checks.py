@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from harness.errors import TaskSpecError
 from harness.generators.registry import GeneratorInfo
-from harness.tasks.spec import GeneratorSource, TaskSpec
+from harness.tasks.patterns import compile_pattern
+from harness.tasks.spec import GeneratorSource, MultipleChoiceOutput, TaskSpec
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,6 @@ def check_generator(spec: TaskSpec, gen: GeneratorInfo, path: Path | str) -> Non
 
 
 def _check_regexes(spec: TaskSpec, path: Path | str) -> None:
-    from harness.scoring.extract import compile_pattern
-
     for key, pattern in (("scoring.extract.pattern", spec.scoring.extract.pattern),
                          ("fields.difficulty_pattern", spec.fields.difficulty_pattern)):
         if pattern is not None:
@@ -216,8 +215,6 @@ def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | st
                 raise TaskSpecError(
                     f"{path}: templates.{i}.{key}: {_flat(repr(unknown[0]))} is not a field of "
                     f"generator {gen!r} (fields: {', '.join(sorted(fields))})")
-    from harness.tasks.spec import MultipleChoiceOutput
-
     out = spec.output
     if isinstance(out, MultipleChoiceOutput) and out.choices_field is not None \
             and out.choices_field not in fields:

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import TaskSpecError
+from harness.tasks.paths import check_read
 from harness.tasks.spec import TaskSpec
 
 try:  # the C loader is several times faster; fall back where libyaml is missing
@@ -180,8 +181,6 @@ def resolve_includes(path: Path, _stack: tuple[Path, ...] = ()) -> dict[str, Any
             from harness.tasks.templates import one_line
 
             raise TaskSpecError(f"{path}: include: file not found: {one_line(repr(name), 120)}")
-        from harness.tasks.paths import check_read
-
         check_read(target, _stack[0] if _stack else path, "include")
         merged = _merge(merged, resolve_includes(target, (*_stack, path)))
     return _merge(merged, data)

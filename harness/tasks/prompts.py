@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import jinja2
 
 from harness.errors import HarnessError
-from harness.models.base import ChatTurn
+from harness.tasks.chat import ChatTurn
 from harness.tasks.instances import Instance
 from harness.tasks.spec import MultipleChoiceOutput, TaskSpec, TemplateSpec
 from harness.tasks.templates import TemplateRenderError, one_line, render

@@ -25,7 +25,7 @@ from harness import plugins
 from harness.errors import HarnessError, UnknownNameError, did_you_mean
 from harness.plugins import PluginError
 from harness.tasks.loader import load_spec
-from harness.tasks.providers import TaskProvider
+from harness.tasks.providers import TaskProvider, installed
 from harness.tasks.refs import TaskRef, scan_folder
 from harness.tasks.spec import TaskSpec
 from harness.tasks.summaries import SummaryCache, TaskSummary, code_stamp
@@ -94,8 +94,6 @@ class TaskIndex:
 
     def _pending(self) -> list[TaskProvider]:
         if self.providers is None:
-            from harness.tasks.providers import installed
-
             self.providers = installed()
         return self.providers
 
@@ -185,9 +183,7 @@ class TaskIndex:
         todo = [r for r in refs if r.address not in self._summaries]
         cache: SummaryCache | None = None
         if any(r.spec is None for r in todo):
-            from harness import plugins as _plugins
-
-            found = sorted(f"{p.group}:{p.name}:{p.origin}" for p in _plugins.discover_all())
+            found = sorted(f"{p.group}:{p.name}:{p.origin}" for p in plugins.discover_all())
             cache = SummaryCache(code_stamp() + "\0" + "\0".join(found))
         try:
             for ref in todo:

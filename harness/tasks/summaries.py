@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import harness
+from harness.cache_paths import cache_root
 from harness.tasks.buckets import build_buckets
 from harness.tasks.spec import TaskSpec
 
@@ -102,8 +104,6 @@ def include_chain(path: Path) -> list[Path]:
 
 def code_stamp() -> str:
     """Changes whenever a source file of the installed ``harness`` package changes."""
-    import harness
-
     root = Path(harness.__file__).parent
     newest = 0
     for dirpath, _, files in os.walk(root):
@@ -119,9 +119,7 @@ class SummaryCache:
 
     def __init__(self, key: str, path: Path | None = None) -> None:
         if path is None:
-            from harness.cache_paths import cache_root as cache_dir
-
-            path = cache_dir() / "task-index" / "summaries.json"
+            path = cache_root() / "task-index" / "summaries.json"
         self.path = path
         self.key = hashlib.sha256(f"{_VERSION}\0{key}".encode()).hexdigest()[:32]
         self._entries: dict[str, Any] = {}

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import TaskSpecError
+from harness.tasks.paths import check_read
 from harness.tasks.spec import AnalysisSpec, TaskSpec, TemplatesFromSpec, TemplateSpec
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*)\}")
@@ -155,8 +156,6 @@ def expand_templates(spec: TaskSpec, task_file: Path | str) -> TaskSpec:
         except (OSError, ValueError):  # a NUL byte, a name too long
             present = False
         if present:
-            from harness.tasks.paths import check_read
-
             check_read(path, task_file, "templates_from.path")
             try:
                 extra = paraphrase_templates(read_paraphrases(path), src)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError, TaskSpecError
-from harness.sources.difficulty import parse_difficulty, quantile_edges
+from harness.tasks.difficulty import parse_difficulty, quantile_edges
 from harness.tasks.instances import build_instances
 from harness.tasks.loader import load_spec
 from harness.tasks.spec import TaskSpec

@@ -155,7 +155,7 @@ def test_restrict_paths_confines_includes_and_sources(tmp_path: Path,
         assert result.exit_code == 1
         assert lines[0].startswith(f"error: {out}: include: ") and "--restrict-paths" in lines[0]
         assert lines[1].startswith(f"ok: {ok}")
-        from harness.sources import read_source
+        from harness.sources.read import read_source
         from harness.tasks.spec import FilesSource
 
         (tmp_path / "x.jsonl").write_text('{"a": 1}\n', encoding="utf-8")

@@ -17,10 +17,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from harness.errors import TaskSpecError
-from harness.scoring.extract import compile_pattern
+from harness.tasks.patterns import compile_pattern
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
@@ -54,6 +52,8 @@ def quantile_edges(difficulties: Sequence[float], n: int) -> list[float]:
     vals = [float(d) for d in difficulties if not math.isnan(float(d))]
     if not vals:
         raise TaskSpecError("buckets.quantiles: no record has a numeric difficulty")
+    import numpy as np  # only quantile buckets need it
+
     arr = np.asarray(vals, dtype=np.float64)
     edges = [float(x) for x in np.quantile(arr, np.linspace(0.0, 1.0, n + 1))]
     if any(b <= a for a, b in zip(edges[:-1], edges[1:], strict=True)):

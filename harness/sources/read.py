@@ -1,0 +1,24 @@
+"""One entry to the record sources: a task's ``source`` (files or a dataset) → its records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.sources.files import read_records, resolve_path
+from harness.sources.hf import read_records as read_dataset
+from harness.tasks.paths import check_read
+from harness.tasks.spec import DatasetSource, FilesSource
+
+
+def read_source(source: FilesSource | DatasetSource, base_dir: Path) -> list[dict[str, Any]]:
+    """All records of a file or dataset source, in source order (``--restrict-paths``: a local
+    path outside the task folder and the data root is refused)."""
+    if isinstance(source, FilesSource):
+        check_read(resolve_path(source.path, base_dir), base_dir, "source.path", base_dir)
+    elif source.local_path:
+        check_read(resolve_path(source.local_path, base_dir), base_dir, "source.local_path",
+                   base_dir)
+    if isinstance(source, FilesSource):
+        return read_records(source, base_dir)
+    return read_dataset(source, base_dir)
