@@ -179,3 +179,18 @@ def test_schema_is_a_leaf() -> None:
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True, cwd=ROOT).stdout
     assert set(eval(loaded)) <= {*SCHEMA_LEAF, "harness", "harness.errors", "harness.tasks"}
+
+
+def test_architecture_page_names_every_module() -> None:
+    """docs/architecture.md has one line per module (its path under harness/; a package whose
+    ``__init__.py`` is only a docstring needs none)."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+
+    def bare(path: Path) -> bool:
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        return path.name == "__init__.py" and all(
+            isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body)
+
+    missing = [str(path.relative_to(PACKAGE)) for path in modules().values()
+               if f"`{path.relative_to(PACKAGE).as_posix()}`" not in page and not bare(path)]
+    assert not missing, f"docs/architecture.md does not name: {missing}"
