@@ -51,7 +51,8 @@ class CompositionalityParams(AnalysisParams):
     group_by: str | None = Field(None, description="meta field to break the gap down by")
 
 
-@analysis("compositionality_gap", CompositionalityParams)
+@analysis("compositionality_gap", CompositionalityParams, title="compositionality gap",
+          headline=1, better="low")
 def compositionality_gap(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                          params: dict[str, Any], seed: int) -> AnalysisResult:
     """The compositionality gap with a percentile bootstrap 95% CI over eligible items."""

@@ -68,7 +68,7 @@ class SgrParams(AnalysisParams):
     resamples: StrictInt = Field(1000, ge=1, description="paired bootstrap resamples")
 
 
-@analysis("sgr", SgrParams)
+@analysis("sgr", SgrParams, title="SGR", headline=2)
 def sgr(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict[str, Any],
         seed: int) -> AnalysisResult:
     """Supervision Gap Recovered over the items run under all three conditions (see module)."""
@@ -119,7 +119,7 @@ class CriticalComplexityParams(AnalysisParams):
     resamples: StrictInt = Field(1000, ge=1, description="bootstrap resamples per level")
 
 
-@analysis("critical_complexity", CriticalComplexityParams)
+@analysis("critical_complexity", CriticalComplexityParams, better="low")
 def critical_complexity(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                         params: dict[str, Any], seed: int) -> AnalysisResult:
     """The complexity level with the largest ID−OOD gap, with per-level gaps and CIs."""

@@ -83,7 +83,7 @@ class EffectiveLengthParams(AnalysisParams):
     template: str | None = Field(None, description="headline template (default: the first)")
 
 
-@analysis("effective_length", EffectiveLengthParams)
+@analysis("effective_length", EffectiveLengthParams, title="effective length", headline=4)
 def effective_length_analysis(
     samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict[str, Any], seed: int
 ) -> AnalysisResult:

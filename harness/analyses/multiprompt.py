@@ -172,7 +172,7 @@ class MultiPromptParams(AnalysisParams):
     bootstrap: StrictInt = Field(1000, ge=1, description="item-bootstrap resamples")
 
 
-@analysis("multi_prompt", MultiPromptParams)
+@analysis("multi_prompt", MultiPromptParams, title="CPS", headline=3)
 def multi_prompt(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                  params: dict[str, Any], seed: int) -> AnalysisResult:
     """Per-template accuracy, MaxP, AvgP, CPS (headline, with an item-bootstrap CI), spread,

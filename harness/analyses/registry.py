@@ -5,13 +5,17 @@ task's ordered buckets, its parameters from the task file (``analyses: [{name, p
 seed of its own; it returns an ``AnalysisResult``. Like everything in results.json, it must be
 recomputable from the samples file alone: use only the records (their ``meta`` holds any linking
 fields the task declared under ``fields.meta``).
+
+An analysis also says how a leaderboard shows it (``Analysis``: a title, whether it is a headline
+column and where, whether lower is better, how its value is aggregated over tasks); the
+leaderboard reads these from here (``board_info``) rather than keeping lists of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -50,11 +54,16 @@ class AnalysisParams(BaseModel):
 @dataclass(frozen=True)
 class Analysis:
     """A registered analysis: its function and, when it declares one, its parameter model
-    (checked when the task file loads, so a bad parameter never waits for the model run)."""
+    (checked when the task file loads, so a bad parameter never waits for the model run), and
+    how a leaderboard shows it."""
 
     name: str  # the name task files use (analyses[].name)
     fn: AnalysisFn  # (samples, buckets, params, seed) -> AnalysisResult
     params: type[AnalysisParams] | None = None  # parameter model; None: params unchecked
+    title: str | None = None  # leaderboard column title (None: the name)
+    headline: int | None = None  # position among the leaderboard's headline columns; None: not one
+    better: Literal["high", "low"] = "high"  # the direction in which values are better
+    board: Literal["mean"] = "mean"  # an entry's value on a leaderboard: the mean over its tasks
 
     def __call__(self, samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                  params: dict[str, Any], seed: int) -> AnalysisResult:
@@ -93,17 +102,32 @@ ANALYSES: Registry[Analysis] = Registry(
 )
 
 
-def analysis(name: str, params: type[AnalysisParams] | None = None
-             ) -> Callable[[AnalysisFn], Analysis]:
+def analysis(name: str, params: type[AnalysisParams] | None = None, *, title: str | None = None,
+             headline: int | None = None, better: Literal["high", "low"] = "high",
+             board: Literal["mean"] = "mean") -> Callable[[AnalysisFn], Analysis]:
     """Register ``fn(samples, buckets, params, seed) -> AnalysisResult`` under ``name``;
-    ``params``: its parameter model (an ``AnalysisParams`` subclass), checked at task load."""
+    ``params``: its parameter model (an ``AnalysisParams`` subclass), checked at task load; the
+    rest: how a leaderboard shows it (see ``Analysis``)."""
 
     def deco(fn: AnalysisFn) -> Analysis:
-        item = Analysis(name, fn, params)
+        item = Analysis(name, fn, params, title, headline, better, board)
         ANALYSES.add(name, item, same=lambda a, b: a.fn is b.fn)
         return item
 
     return deco
+
+
+def board_info(name: str) -> Analysis:
+    """How a leaderboard shows analysis ``name``: a built-in's metadata, else the defaults
+    (titled by its name, no headline column, higher is better, mean). Plugin metadata is not
+    read, so a board does not depend on what is installed or loaded where it is built."""
+    ANALYSES.load_builtins()
+    return ANALYSES.items[name] if ANALYSES.is_builtin(name) else Analysis(name, _no_fn)
+
+
+def _no_fn(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict[str, Any],
+           seed: int) -> AnalysisResult:
+    raise ValueError("an analysis known only from a results file cannot be run")
 
 
 def get_analysis(name: str) -> Analysis:

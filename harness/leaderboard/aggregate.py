@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness import __version__
+from harness.analyses.registry import board_info
 from harness.leaderboard.collect import (
     VIEWER_PER_BUCKET,
     Collected,
@@ -77,6 +78,10 @@ def _resampled_acc(x: ItemScores, seed: int, resamples: int) -> Vec:
 def _mean(xs: Sequence[float | None]) -> float | None:
     vals = [x for x in xs if x is not None]
     return r10(math.fsum(vals) / len(vals)) if vals else None
+
+
+# how an analysis's per-task values become the entry's value (its ``board`` metadata)
+_BOARD: dict[str, Callable[[Sequence[float | None]], float | None]] = {"mean": _mean}
 
 
 class _EntryStats:
@@ -145,7 +150,7 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
         n_ceiling=sum(r.status == "ceiling" for r in rows.values()),
         retention=r10(ood_b / id_b) if id_b and ood_b is not None else None,
         horizon_factor=_mean(hz), n_horizon=len(hz),
-        analyses={n: _mean(v) for n, v in vals.items()},
+        analyses={n: _BOARD[board_info(n).board](v) for n, v in vals.items()},
         analyses_n={n: len(v) for n, v in vals.items()}, n_tasks=len(rows),
         card=ModelCard(
             backend=res.model.backend, name=display_name(res.model.name), public_id=public_id(res),

@@ -35,9 +35,6 @@ from harness.scoring.records import SampleRecord
 __all__ = ["Collected", "gather", "config_of", "load_leaderboard", "load_results", "slug"]
 
 SUITE_ORDER = ("lengthgen", "compgen", "easy2hard", "instructdiv")
-#: analyses shown as their own leaderboard columns, in this order, with their display names
-HEADLINE_ANALYSES = {"compositionality_gap": "compositionality gap", "sgr": "SGR",
-                     "multi_prompt": "CPS", "effective_length": "effective length"}
 _CONFIG_KEYS = ("model", "model_args", "seed", "templates", "num_fewshot", "fewshot_shared",
                 "apply_chat_template", "strategy")
 VIEWER_PER_BUCKET = 20  # samples per bucket shown by the sample viewer (the file has all)

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import HarnessError
+from harness.leaderboard.collect import suite_of
 from harness.leaderboard.inputs import load_results, open_samples, samples_sha256
 from harness.leaderboard.paths import samples_problem
 from harness.leaderboard.scores import (
@@ -165,7 +166,7 @@ def macro_stats(per_task: Sequence[tuple[str, list[_Pair]]], seed: int, resample
                 ) -> tuple[list[MacroStat], MacroStat]:
     """Suite and overall scores of A and B with a paired bootstrap (items resampled within
     each task, the same draw for both runs)."""
-    suite_of = {t: t.split("/", 1)[0] if "/" in t else "other" for t, _ in per_task}
+    suites = {t: suite_of(t) for t, _ in per_task}
     acc_a: dict[str, float] = {}
     acc_b: dict[str, float] = {}
     diffs: dict[str, npt.NDArray[np.float64]] = {}
@@ -181,19 +182,19 @@ def macro_stats(per_task: Sequence[tuple[str, list[_Pair]]], seed: int, resample
         rng = np.random.default_rng(derive_seed(seed, "compare-macro", task))
         rb, ra, rc = resampled_sums(rng, [sb, sa, cnt], resamples)
         diffs[task] = (rb - ra) / rc
-    sa_, oa = macro_scores(acc_a, suite_of)
-    sb_, ob = macro_scores(acc_b, suite_of)
-    sd, od = macro_resamples(diffs, suite_of)
-    count = {s: sum(1 for t in suite_of.values() if t == s) for s in sa_}
+    sa_, oa = macro_scores(acc_a, suites)
+    sb_, ob = macro_scores(acc_b, suites)
+    sd, od = macro_resamples(diffs, suites)
+    count = {s: sum(1 for t in suites.values() if t == s) for s in sa_}
 
     def stat(scope: str, a: float, b: float, rs: npt.NDArray[np.float64], n: int) -> MacroStat:
         lo, hi = percentile_ci(rs)
         return MacroStat(scope=scope, n_tasks=n, acc_a=r10(a), acc_b=r10(b), diff=r10(b - a),
                          ci_low=r10(lo), ci_high=r10(hi), zero_width=lo == hi)
 
-    suites = [stat(s, sa_[s], sb_[s], sd[s], count[s]) for s in sa_]
+    per_suite = [stat(s, sa_[s], sb_[s], sd[s], count[s]) for s in sa_]
     assert oa is not None and ob is not None
-    return suites, stat("overall", oa, ob, od, len(per_task))
+    return per_suite, stat("overall", oa, ob, od, len(per_task))
 
 
 def _samples(results_path: Path, res: Results, task: str) -> list[SampleRecord]:

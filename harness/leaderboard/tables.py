@@ -11,26 +11,25 @@ from typing import Any
 
 import pandas as pd
 
-from harness.leaderboard.collect import HEADLINE_ANALYSES
+from harness.analyses.registry import board_info
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.schema import Entry, Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.scores import ALPHA
 
 
 def analysis_columns(board: Leaderboard) -> list[str]:
-    """Analyses shown as columns: the headline ones present, then any others, by name."""
+    """Analyses shown as columns: the headline ones present (in their declared order), then any
+    others, by name."""
     present = {n for e in board.entries for n in e.analyses}
-    head = [n for n in HEADLINE_ANALYSES if n in present]
+    head = sorted((n for n in present if board_info(n).headline is not None),
+                  key=lambda n: (board_info(n).headline, n))
     return head + sorted(present - set(head))
 
 
-#: columns where a lower value is better (everything else: higher is better)
-LOWER_IS_BETTER = {"gap", "compositionality_gap", "critical_complexity"}
-
-
 def better(name: str) -> str:
-    """``low`` or ``high``: the direction in which a column's values are better."""
-    return "low" if name in LOWER_IS_BETTER else "high"
+    """``low`` or ``high``: the direction in which a column's values are better (the board's own
+    ``gap`` column: lower; an analysis: as it declares)."""
+    return "low" if name == "gap" else board_info(name).better
 
 
 def arrow(name: str) -> str:
@@ -40,7 +39,7 @@ def arrow(name: str) -> str:
 
 def analysis_title(name: str) -> str:
     """Column title of an analysis."""
-    return HEADLINE_ANALYSES.get(name, name)
+    return board_info(name).title or name
 
 
 def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:

@@ -226,3 +226,23 @@ def test_serve_previews_the_site(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_analysis_columns_come_from_the_analyses_metadata() -> None:
+    """Titles, headline order and direction are declared with each analysis (@analysis), not
+    listed by the leaderboard; a name no built-in declares gets the defaults."""
+    from harness.analyses.registry import board_info
+    from harness.leaderboard.tables import analysis_columns, analysis_title, better
+
+    assert [board_info(n).headline for n in ("compositionality_gap", "sgr", "multi_prompt",
+                                             "effective_length")] == [1, 2, 3, 4]
+    assert analysis_title("sgr") == "SGR" and analysis_title("multi_prompt") == "CPS"
+    assert better("compositionality_gap") == better("critical_complexity") == better("gap") == "low"
+    assert better("sgr") == "high" and analysis_title("plugin_thing") == "plugin_thing"
+    unknown = board_info("plugin_thing")
+    assert unknown.headline is None and unknown.board == "mean"
+    entry = schema.Entry.model_construct(analyses={n: 0.5 for n in (
+        "zeta", "effective_length", "sgr", "critical_complexity", "compositionality_gap")})
+    board = schema.Leaderboard.model_construct(entries=[entry])
+    assert analysis_columns(board) == ["compositionality_gap", "sgr", "effective_length",
+                                       "critical_complexity", "zeta"]
