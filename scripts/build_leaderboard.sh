@@ -98,12 +98,6 @@ if [ "$BUILD" = 1 ]; then
     --gzip-samples --target "$TARGET" --min-per-bucket "$MINB" --title "$TITLE"
   echo "   leaderboard build in $(( $(date +%s) - t0 )) s"
   # a board built from this checkout's tasks is current: CI now rebuilds it and checks its specs
-  python3 - "$NAME" <<'PY'
-import json, sys
-path = "leaderboards/manifest.json"
-data = json.load(open(path, encoding="utf-8"))
-data["boards"][sys.argv[1]] = {"status": "current", "note": "built by scripts/build_leaderboard.sh"}
-open(path, "w", encoding="utf-8").write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-PY
+  python3 scripts/mark_board_current.py "$NAME" "built by scripts/build_leaderboard.sh"
 fi
 echo "build_leaderboard.sh: total $(( $(date +%s) - start_all )) s"

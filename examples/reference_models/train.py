@@ -53,7 +53,8 @@ def build_model(variant: str, vocab: int, layers: int, d: int, heads: int, ctx: 
     if variant == "learned":
         return GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_positions=ctx, n_embd=d,
                                           n_layer=layers, n_head=heads, bos_token_id=1,
-                                          eos_token_id=1, pad_token_id=0))
+                                          eos_token_id=1, pad_token_id=0, resid_pdrop=0.0,
+                                          embd_pdrop=0.0, attn_pdrop=0.0))
     if variant == "rope":
         return LlamaForCausalLM(LlamaConfig(
             vocab_size=vocab, hidden_size=d, intermediate_size=4 * d, num_hidden_layers=layers,
@@ -91,7 +92,8 @@ def batch(rows: list[tuple[list[int], int]]) -> tuple[torch.Tensor, torch.Tensor
 
 def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int = 3,
           d: int = 128, heads: int = 4, batch_size: int = 64, lr: float = 1e-3,
-          threads: int = 1, include: list[Path] | None = None) -> dict[str, object]:
+          threads: int = 1, template: str | None = None,
+          include: list[Path] | None = None) -> dict[str, object]:
     """Train and save one model; its training record (also written to out/train.json)."""
     torch.set_num_threads(threads)
     random.seed(seed)
@@ -101,7 +103,7 @@ def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int
     ref = index.resolve([task])[0]
     spec = index.spec(ref)
     report = ExportReport()
-    rows = iter_rows(spec, ref, "ID", seed, None, report)
+    rows = iter_rows(spec, ref, "ID", seed, template, report)
     tok = char_tokenizer()
     model = build_model(variant, len(tok), layers, d, heads, 256)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
@@ -126,7 +128,8 @@ def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int
     model.save_pretrained(out)
     tok.save_pretrained(out)
     record: dict[str, object] = {
-        "task": task, "variant": variant, "seed": seed, "steps": steps, "batch_size": batch_size,
+        "task": task, "template": template or spec.templates[0].id, "variant": variant,
+        "seed": seed, "steps": steps, "batch_size": batch_size,
         "layers": layers, "d_model": d, "heads": heads, "lr": lr, "final_loss": loss_v,
         "seconds": round(time.perf_counter() - t0, 1), "threads": threads,
         "train_rows": steps * batch_size, "skipped_eval_items": report.skipped_eval,
@@ -144,12 +147,17 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--d-model", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--lr", type=float, default=1e-3, help="peak of the one-cycle schedule")
+    ap.add_argument("--template", default=None,
+                    help="template id of the training prompts (default: the task's first); "
+                         "evaluate with the same one (harness eval --templates ID)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
     print(json.dumps(train(a.task, a.variant, a.seed, a.steps, a.out, a.layers, a.d_model,
-                           lr=a.lr, threads=a.threads)))
+                           a.heads, a.batch_size, a.lr, a.threads, a.template)))
 
 
 if __name__ == "__main__":
