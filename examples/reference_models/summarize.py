@@ -39,7 +39,7 @@ def seed_line(results: Path) -> str:
     gaps = tpl.get("gaps") or {}
     gap, hor = gaps.get("id_ood") or {}, gaps.get("horizon") or {}
     gap_s = (f"{100 * gap['value']:.1f} [{100 * gap['ci_low']:.1f}, {100 * gap['ci_high']:.1f}]"
-             if gap.get("value") is not None else "n/a")
+             if gap.get("value") is not None else str(gap.get("status") or "n/a"))
     hor_s = (f"{hor['value']:g} ({hor['factor']:.2f}x max ID; threshold "
              f"{100 * hor['threshold']:.1f}%)" if hor.get("value") is not None else "n/a")
     curve = " · ".join(f"{b['bucket']}: {100 * b['accuracy']:.0f} "
@@ -72,8 +72,8 @@ def main() -> None:
         print("\n| bucket | role | mean | sd | min | max |\n|---|---|---|---|---|---|")
         for lab in labels:
             xs = [100 * acc[lab] for _, acc, _ in seeds]
-            sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
-            print(f"| {lab} | {roles[lab]} | {statistics.fmean(xs):.1f} | {sd:.1f} | "
+            sd = f"{statistics.stdev(xs):.1f}" if len(xs) > 1 else "n/a"  # one seed: no spread
+            print(f"| {lab} | {roles[lab]} | {statistics.fmean(xs):.1f} | {sd} | "
                   f"{min(xs):.1f} | {max(xs):.1f} |")
         print()
         for res in files[(task, variant)]:
