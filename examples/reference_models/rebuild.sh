@@ -42,3 +42,4 @@ for seed in 0 1 2; do
 done | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _
 $H leaderboard build leaderboards/reference/*/*-s*/results.json --out leaderboards/reference-board \
   --gzip-samples --title "Reference models: tiny transformers trained from scratch on ID data"
+python3 scripts/mark_board_current.py reference-board "built by examples/reference_models/rebuild.sh"

@@ -197,12 +197,22 @@ def _pairs(task: str, rows: Sequence[TaskRow], items: Mapping[str, Any]) -> list
     return out
 
 
-def _describe(spec: Mapping[str, Any]) -> tuple[list[TemplateInfo], str, str]:
+def _describe(spec: Mapping[str, Any], ran: set[str], shots: set[int | None]
+              ) -> tuple[list[TemplateInfo], str, str]:
+    """Templates, few-shot setting and metric as the board's runs used them: the templates they
+    scored, and ``--num-fewshot`` where the runs overrode the task's k."""
     tpls = [TemplateInfo(id=str(t.get("id", "")), prompt=str(t.get("prompt", "")))
-            for t in spec.get("templates", []) or [] if isinstance(t, dict)]
+            for t in spec.get("templates", []) or [] if isinstance(t, dict)
+            and str(t.get("id", "")) in ran]
     fs = spec.get("fewshot") or {}
-    words = f"k = {fs.get('k', 0)}" + (", one shared exemplar set" if fs.get("shared") else
-                                       ", drawn per item") if fs.get("k") else "zero-shot"
+    k = fs.get("k", 0) if shots == {None} else None
+    if k is None:  # the runs overrode k (--num-fewshot): say what they ran
+        ks = sorted(fs.get("k", 0) if x is None else x for x in shots)
+        words = "k = " + " / ".join(str(x) for x in ks) + " (--num-fewshot)"
+        words = "zero-shot (--num-fewshot 0)" if ks == [0] else words
+    else:
+        words = f"k = {k}" + (", one shared exemplar set" if fs.get("shared") else
+                              ", drawn per item") if k else "zero-shot"
     if fs.get("conditions"):
         words += "; conditions: " + ", ".join(
             f"{x.get('id')} (k = {x.get('k', 0)})" for x in fs["conditions"] if isinstance(x, dict))
@@ -307,7 +317,9 @@ def _task_board(name: str, rows: list[TaskRow], pairs: list[PairTest], c: Collec
         for b in cell.task.templates[0].buckets:
             buckets.setdefault((b.index, b.bucket), BucketInfo(
                 label=b.bucket, index=b.index, role=b.role, lo=b.lo, hi=b.hi))
-    tpls, fewshot, metric = _describe(spec)
+    ran = {t.template for cell in cells for t in cell.task.templates}
+    shots = {cell.run.res.run.num_fewshot for cell in cells}
+    tpls, fewshot, metric = _describe(spec, ran, shots)
     example = next((x.primary[0].prompt for r in rows
                     if (x := items[(r.entry, name)]) is not None and x.primary), None)
     card = spec.get("card")

@@ -133,3 +133,16 @@ def test_current_board_specs_match_todays_tasks(name: str,
 def test_current_board_rebuilds_byte_for_byte(name: str, tmp_path: Path) -> None:
     diff = rebuild_diff(ROOT / "leaderboards" / name, tmp_path / name)
     assert diff == [], f"leaderboards/{name}: a rebuild from its runs/ differs: {diff[:10]}"
+
+
+def test_task_page_describes_what_the_runs_ran() -> None:
+    from harness.leaderboard.aggregate import _describe
+
+    spec = {"templates": [{"id": "long", "prompt": "Add: {{ a }}"}, {"id": "plain", "prompt": "x"}],
+            "fewshot": {"k": 3}, "scoring": {"metric": "exact_match"},
+            "output": {"type": "generate"}}
+    tpls, words, _ = _describe(spec, {"plain"}, {0})  # eval --templates plain --num-fewshot 0
+    assert [t.id for t in tpls] == ["plain"] and words == "zero-shot (--num-fewshot 0)"
+    tpls, words, _ = _describe(spec, {"long", "plain"}, {None})  # the task's own k
+    assert [t.id for t in tpls] == ["long", "plain"] and words == "k = 3, drawn per item"
+    assert _describe(spec, {"long"}, {None, 1})[1] == "k = 1 / 3 (--num-fewshot)"
