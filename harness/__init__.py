@@ -27,8 +27,8 @@ _EXPORTS: dict[str, str] = {
     "LoglikelihoodResponse": "harness.requests",
     "RollingRequest": "harness.requests",
     "load_spec": "harness.tasks.loader",
-    "TaskIndex": "harness.tasks.registry",
-    "TaskRef": "harness.tasks.registry",
+    "TaskIndex": "harness.tasks.index",
+    "TaskRef": "harness.tasks.index",
     "TaskSpec": "harness.tasks.spec",
 }
 
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
         RollingRequest,
     )
     from harness.tasks.chat import ChatTurn
+    from harness.tasks.index import TaskIndex, TaskRef
     from harness.tasks.loader import load_spec
-    from harness.tasks.registry import TaskIndex, TaskRef
     from harness.tasks.spec import TaskSpec
 
 

@@ -36,8 +36,8 @@ from harness.results import (
 )
 from harness.rundir import OutputError, abandon, claim, finish
 from harness.runner import run_task
+from harness.tasks.index import TaskIndex
 from harness.tasks.refs import TaskRef
-from harness.tasks.registry import TaskIndex
 from harness.tasks.spec import TaskSpec
 
 

@@ -110,7 +110,7 @@ def copy_tasks(dest: Path) -> list[Path]:
     files, bases included."""
     src = Path(__file__).resolve().parent.parent / "tasks"
     if not src.is_dir():  # an installed wheel: the packaged copy
-        from harness.tasks.registry import builtin_tasks_dir
+        from harness.tasks.index import builtin_tasks_dir
 
         src = builtin_tasks_dir()
     shutil.copytree(src, dest, dirs_exist_ok=True)

@@ -22,9 +22,9 @@ from harness.results import SamplesFile, SampleWriter, TaskResult, samples_path,
 from harness.scoring.report import ScoreColumns
 from harness.scoring.score import Prepared
 from harness.strategies import run_strategy
+from harness.tasks.index import TaskRef
 from harness.tasks.instances import InstanceSet, build_instances, labels, select_fewshot
 from harness.tasks.prompts import build_prompt, build_turns, choices_of, gold_index, target_text
-from harness.tasks.registry import TaskRef
 from harness.tasks.spec import FewShotCondition, TaskSpec, TemplateSpec
 
 

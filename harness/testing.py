@@ -32,10 +32,10 @@ from harness.requests import (
 from harness.results import TaskResult, read_samples
 from harness.runner import prepare
 from harness.tasks.chat import ChatTurn
+from harness.tasks.index import TaskIndex
 from harness.tasks.instances import build_instances
 from harness.tasks.providers import from_plugin
 from harness.tasks.refs import TaskRef
-from harness.tasks.registry import TaskIndex
 from harness.tasks.spec import MultipleChoiceOutput, TaskSpec
 
 __all__ = ["ScriptedLM", "TaskCheck", "check_task_package", "oracle_model", "scripted_backend"]

@@ -31,7 +31,7 @@ from transformers import (
 )
 
 from harness.data.export import ExportReport, iter_rows
-from harness.tasks.registry import TaskIndex
+from harness.tasks.index import TaskIndex
 
 VARIANTS = ("learned", "rope", "nope")  # GPT-2 absolute, Llama rotary, GPT-NeoX rotary_pct=0
 PAD, EOS = "<pad>", "<eos>"

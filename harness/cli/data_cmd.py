@@ -24,7 +24,7 @@ def export_command(
     """Write rows {prompt, target} as `harness eval --num-fewshot 0` shows them, none of them an
     item the same-seed evaluation tests."""
     from harness.data.export import export_to
-    from harness.tasks.registry import TaskIndex
+    from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build([])
     ref = index.resolve([task])[0]

@@ -56,8 +56,8 @@ def _check(p: Plugin, found: list[Plugin], task_clashes: dict[str, list[str]]) -
         with contextlib.suppress(HarnessError):  # the failure is kept for status()
             plugins.load(p)
         return plugins.status(p)
+    from harness.tasks.index import TaskIndex
     from harness.tasks.providers import from_plugin
-    from harness.tasks.registry import TaskIndex
 
     try:
         refs = from_plugin(p).refs()
@@ -78,8 +78,8 @@ def _check(p: Plugin, found: list[Plugin], task_clashes: dict[str, list[str]]) -
 
 def _task_sources(found: list[Plugin]) -> dict[str, list[str]]:
     """Task address → every source defining it (built-ins and each task plugin that loads)."""
+    from harness.tasks.index import TaskIndex
     from harness.tasks.providers import from_plugin
-    from harness.tasks.registry import TaskIndex
 
     out: dict[str, list[str]] = {}
     for ref in TaskIndex.build([], providers=[]).refs.values():

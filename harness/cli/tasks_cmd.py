@@ -29,7 +29,7 @@ def _restrict(on: bool) -> None:
 
 
 def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
-    from harness.tasks.registry import TaskIndex
+    from harness.tasks.index import TaskIndex
 
     return TaskIndex.build(include or [])
 

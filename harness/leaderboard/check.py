@@ -23,7 +23,7 @@ from harness.errors import HarnessError
 def stale_tasks(specs: Mapping[str, Iterable[str]]) -> list[str]:
     """Of ``task → spec hashes the runs used``, the tasks whose hash is not today's (sorted)."""
     from harness.results import spec_hash
-    from harness.tasks.registry import TaskIndex
+    from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build([])
     out = []

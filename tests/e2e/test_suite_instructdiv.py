@@ -12,7 +12,7 @@ from harness.analyses.multiprompt import multi_prompt
 from harness.results import read_samples
 from harness.scoring.report import task_reports
 from harness.tasks.buckets import build_buckets
-from harness.tasks.registry import TaskIndex
+from harness.tasks.index import TaskIndex
 from harness.tasks.spec import TaskSpec
 
 

@@ -10,9 +10,9 @@ import pytest
 from harness.config import RunConfig
 from harness.errors import HarnessError, TaskSpecError, UnknownNameError
 from harness.evaluate import evaluate
+from harness.tasks.index import TaskIndex
 from harness.tasks.loader import load_spec
 from harness.tasks.providers import TaskProvider
-from harness.tasks.registry import TaskIndex
 from harness.testing import ScriptedLM
 from tests.plugins.fakedist import task_yaml
 

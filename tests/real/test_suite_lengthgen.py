@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tasks.registry import TaskIndex
+from harness.tasks.index import TaskIndex
 
 pytestmark = pytest.mark.slow
 

@@ -10,10 +10,10 @@ import pytest
 
 from harness.data.export import ExportReport, export, export_to
 from harness.errors import HarnessError
+from harness.tasks.index import TaskIndex
 from harness.tasks.instances import build_instances
 from harness.tasks.prompts import build_prompt
 from harness.tasks.refs import TaskRef
-from harness.tasks.registry import TaskIndex
 from harness.tasks.spec import GeneratorSource, TaskSpec
 
 TASK = "lengthgen/addition_reversed"

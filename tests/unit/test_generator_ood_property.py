@@ -13,8 +13,8 @@ import pytest
 
 from harness.generators.registry import get_generator, run_generator
 from harness.generators.scan import SPLITS, all_pairs, split_side
+from harness.tasks.index import TaskIndex
 from harness.tasks.instances import Instance, build_instances
-from harness.tasks.registry import TaskIndex
 from harness.tasks.spec import GeneratorSource, TaskSpec
 
 RUN_SEEDS = range(4)  # run seeds at which each task's items are built

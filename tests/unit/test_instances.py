@@ -10,9 +10,9 @@ import pytest
 from harness.errors import HarnessError, UnknownNameError
 from harness.generators.registry import get_generator, run_generator
 from harness.tasks.buckets import assign, build_buckets
+from harness.tasks.index import TaskIndex
 from harness.tasks.instances import build_instances, select_fewshot
 from harness.tasks.loader import load_spec
-from harness.tasks.registry import TaskIndex
 from harness.tasks.spec import BucketsSpec, RolesSpec
 
 

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("items", ["harness.tasks.instances", "harness.tasks.prompts"]),
     ("scoring", ["harness.scoring.*"]),
     ("analyses", ["harness.analyses.*"]),
-    ("task files", ["harness.tasks.*"]),  # loader, checks, registry, refs, providers, ...
+    ("task files", ["harness.tasks.*"]),  # loader, checks, index, refs, providers, ...
     ("models", ["harness.models.*"]),
     ("strategies", ["harness.strategies.*"]),
     ("run", ["harness.config", "harness.rundir", "harness.results", "harness.runner",

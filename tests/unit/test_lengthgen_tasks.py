@@ -11,7 +11,7 @@ import pytest
 from harness.config import RunConfig
 from harness.evaluate import evaluate
 from harness.results import read_samples
-from harness.tasks.registry import TaskIndex
+from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
 
 INDEX = TaskIndex.build()

@@ -138,7 +138,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_every_builtin_task_validates() -> None:
-    from harness.tasks.registry import TaskIndex
+    from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build()
     assert {"lengthgen/addition", "lengthgen/copy", "lengthgen/reverse"} <= set(index.refs)

@@ -11,9 +11,9 @@ import pytest
 from harness.analyses.lengthgen import effective_length_analysis
 from harness.errors import TaskSpecError
 from harness.scoring.records import SampleRecord
+from harness.tasks.index import TaskIndex
 from harness.tasks.instances import build_instances, grid_points
 from harness.tasks.loader import load_spec
-from harness.tasks.registry import TaskIndex
 
 DEPTHS = [0.0, 0.25, 0.5, 0.75, 1.0]
 

@@ -14,7 +14,7 @@ from harness.config import RunConfig
 from harness.evaluate import evaluate
 from harness.progress import PREFILL_WEIGHT, RunClock, duration, prompt_weight
 from harness.requests import GenerateRequest, GenerateResponse
-from harness.tasks.registry import TaskIndex
+from harness.tasks.index import TaskIndex
 from tests.fixtures.fake_model import FakeLM
 
 

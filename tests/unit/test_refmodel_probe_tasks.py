@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tasks.registry import TaskIndex
+from harness.tasks.index import TaskIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = ROOT / "examples" / "reference_models" / "tasks"

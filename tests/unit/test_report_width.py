@@ -23,8 +23,8 @@ from harness.runner import conditions
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
 from harness.scoring.gaps import GapReport, Horizon, IdOodGap, Retention
 from harness.scoring.report import TemplateReport
+from harness.tasks.index import TaskIndex
 from harness.tasks.instances import build_instances
-from harness.tasks.registry import TaskIndex
 
 SUITES = ["lengthgen", "compgen", "easy2hard", "instructdiv"]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.tasks import registry as registry_mod
+from harness.tasks import index as index_mod
+from harness.tasks.index import TaskIndex
 from harness.tasks.refs import scan_folder
-from harness.tasks.registry import TaskIndex
 from harness.tasks.summaries import SummaryCache, include_chain
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,13 +80,13 @@ def test_summaries_are_cached_and_invalidated(synth: Path, monkeypatch: pytest.M
     assert got["synth/t0"].ood_buckets == ["8", "12"] and got["synth/t0"].templates == 1
 
     calls: list[Path] = []
-    real = registry_mod.load_spec
+    real = index_mod.load_spec
 
     def counting(path: Path) -> object:
         calls.append(Path(path))
         return real(path)
 
-    monkeypatch.setattr(registry_mod, "load_spec", counting)
+    monkeypatch.setattr(index_mod, "load_spec", counting)
     again = TaskIndex.build([synth])
     assert again.summaries(list(again.refs.values()))["synth/t2"] == got["synth/t2"]
     assert not [p for p in calls if "synth" in str(p)]  # all from the cache

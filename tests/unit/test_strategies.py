@@ -22,8 +22,8 @@ from harness.scoring.score import Prepared
 from harness.strategies import STRATEGIES, check_strategy
 from harness.strategies.base import Chain, StrategyInput, chained
 from harness.strategies.direct import direct
+from harness.tasks.index import TaskIndex
 from harness.tasks.instances import Instance, build_instances
-from harness.tasks.registry import TaskIndex
 from harness.tasks.spec import TaskSpec
 from tests.fixtures.fake_model import FakeLM
 

@@ -10,8 +10,8 @@ import yaml
 
 from harness.cli.tasks_cmd import spec_yaml, templates_expanded
 from harness.errors import TaskSpecError
+from harness.tasks.index import TaskIndex
 from harness.tasks.loader import load_spec, validate_base
-from harness.tasks.registry import TaskIndex
 from tests.helpers import run_harness
 
 REPO = Path(__file__).resolve().parents[2]

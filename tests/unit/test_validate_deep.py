@@ -171,8 +171,8 @@ def test_missing_data_errors_name_the_mirror(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """easy2hard/math and compgen/pcfgset_productivity without data: the error says where the
     local mirror is looked for (GENHARNESS_DATA)."""
+    from harness.tasks.index import TaskIndex
     from harness.tasks.instances import build_instances
-    from harness.tasks.registry import TaskIndex
 
     monkeypatch.delenv("GENHARNESS_DATA", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
