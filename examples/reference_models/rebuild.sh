@@ -2,7 +2,8 @@
 # Rebuild (and evaluate) every reference model; finished models are skipped, so rerunning
 # resumes. Outputs: refmodels/<task-slug>/<variant>-s<seed>/ (weights, ignored by git) and
 # leaderboards/reference/<task-slug>/<variant>-s<seed>/{results.json,train.json} (committed),
-# then the reference leaderboard leaderboards/reference-board/ (seeds of a variant as a family).
+# then the probe runs (probe.sh) and the reference leaderboard leaderboards/reference-board/ (seeds
+# of a variant as a family).
 #   bash examples/reference_models/rebuild.sh              # JOBS=2: two models at a time, one thread each
 #   JOBS=1 bash examples/reference_models/rebuild.sh       # one at a time
 set -euo pipefail
@@ -40,6 +41,7 @@ for seed in 0 1 2; do
     echo "lengthgen/copy repeat 3000 $variant $seed"
   done
 done | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _
+bash examples/reference_models/probe.sh  # every length around the ID edge (leaderboards/reference-probe)
 $H leaderboard build leaderboards/reference/*/*-s*/results.json --out leaderboards/reference-board \
   --gzip-samples --title "Reference models: tiny transformers trained from scratch on ID data"
 python3 scripts/mark_board_current.py reference-board "built by examples/reference_models/rebuild.sh"
