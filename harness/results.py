@@ -18,9 +18,10 @@ from harness import __version__
 from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
 from harness.errors import HarnessError
+from harness.filelock import os_reason
 from harness.models.base import ModelIdentity
 from harness.plugins import loaded_distributions
-from harness.rundir import OutputError, open_new, os_reason, write_atomic
+from harness.rundir import OutputError, open_new, write_atomic
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
 from harness.tasks.spec import TaskSpec

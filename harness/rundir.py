@@ -13,13 +13,10 @@ again only once every sample is complete) and samples files of tasks not in this
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
-import socket
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,6 +24,7 @@ from pydantic import ValidationError
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
+from harness.filelock import HolderLock, os_reason
 
 LOCK_NAME = ".harness.lock"  # the folder's lock file (removed when the run ends)
 MANIFEST_NAME = ".harness-run.json"  # configuration of the run in progress (removed when done)
@@ -39,11 +37,6 @@ RUN_SPECIFIC = ("output_dir", "use_cache", "cache_dir", "data_parallel", "batch_
 
 class OutputError(HarnessError):
     """The output folder cannot be written (message: the path and the system's reason)."""
-
-
-def os_reason(e: OSError) -> str:
-    """The system's reason for an ``OSError`` on one line, e.g. ``No space left on device``."""
-    return e.strerror or " ".join(str(e).split()) or type(e).__name__
 
 
 def run_identity(cfg: RunConfig) -> dict[str, Any]:
@@ -68,60 +61,18 @@ def ensure_folder(out: Path) -> None:
         raise OutputError(f"--output-dir {out}: cannot write there: {os_reason(e)}") from None
 
 
-class RunLock:
+class RunLock(HolderLock):
     """An exclusive ``flock`` on ``<folder>/.harness.lock``, holding the pid and start time."""
 
     def __init__(self, folder: Path) -> None:
+        super().__init__(
+            folder / LOCK_NAME,
+            lambda e: OutputError(f"--output-dir {folder}: cannot create {LOCK_NAME}: "
+                                  f"{os_reason(e)}"),
+            lambda holder: HarnessError(
+                f"--output-dir {folder}: another harness run is writing there "
+                f"({holder}); wait for it to finish or choose another folder"))
         self.folder = folder  # the output folder
-        self.path = folder / LOCK_NAME  # the lock file
-        self._fd: int | None = None  # open descriptor while held
-
-    def acquire(self) -> None:
-        """Take the lock or raise ``HarnessError`` naming the live holder."""
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        while True:
-            try:
-                fd = os.open(self.path, flags, 0o644)
-            except OSError as e:
-                raise OutputError(f"--output-dir {self.folder}: cannot create {LOCK_NAME}: "
-                                  f"{os_reason(e)}") from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _read_holder(fd)
-                os.close(fd)
-                raise HarnessError(
-                    f"--output-dir {self.folder}: another harness run is writing there "
-                    f"({holder}); wait for it to finish or choose another folder") from None
-            try:  # the file may have been removed by its last holder after we opened it
-                same = os.stat(self.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(fd)
-        started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started})
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, info.encode() + b"\n", 0)
-        self._fd = fd
-
-    def release(self) -> None:
-        """Remove the lock file and let go of the lock (idempotent)."""
-        if self._fd is None:
-            return
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        os.close(self._fd)
-        self._fd = None
-
-
-def _read_holder(fd: int) -> str:
-    try:
-        info = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
-        return f"pid {info['pid']} on {info['host']}, started {info['started']}"
-    except (OSError, ValueError, KeyError, TypeError):
-        return "pid unknown: it has only just started"
 
 
 def owner(out: Path) -> dict[str, Any] | None:

@@ -17,21 +17,19 @@ builds into one folder the second fails at once, naming the first.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import json
 import os
 import re
 import shutil
-import socket
 import sys
 import tempfile
-from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from harness.errors import HarnessError
-from harness.rundir import open_new, os_reason
+from harness.filelock import HolderLock, os_reason
+from harness.rundir import open_new
 
 # one part of a task address (between slashes)
 _PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}")
@@ -126,59 +124,24 @@ def check_out(out: Path) -> None:
                                "new or empty one")
 
 
-class BuildLock:
+class BuildLock(HolderLock):
     """An exclusive ``flock`` on ``.<out>.lock`` next to ``--out`` for the length of a build."""
 
     def __init__(self, out: Path) -> None:
+        path = out.parent / f".{out.name}.lock"
+        super().__init__(
+            path,
+            lambda e: HarnessError(f"--out {out}: cannot create {path}: {os_reason(e)}"),
+            lambda holder: HarnessError(f"--out {out}: another leaderboard build is writing "
+                                        f"there ({holder}); wait for it to finish"))
         self.out = out  # the leaderboard folder
-        self.path = out.parent / f".{out.name}.lock"  # the lock file (removed on release)
-        self._fd: int | None = None  # open descriptor while held
 
     def __enter__(self) -> BuildLock:
-        import fcntl
-
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        while True:
-            try:
-                fd = os.open(self.path, flags, 0o644)
-            except OSError as e:
-                raise HarnessError(f"--out {self.out}: cannot create {self.path}: "
-                                   f"{os_reason(e)}") from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _holder(fd)
-                os.close(fd)
-                raise HarnessError(f"--out {self.out}: another leaderboard build is writing "
-                                   f"there ({holder}); wait for it to finish") from None
-            try:  # the last holder may have removed the file after we opened it
-                same = os.stat(self.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(fd)
-        started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started})
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, info.encode() + b"\n", 0)
-        self._fd = fd
+        self.acquire()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
-            os.close(self._fd)
-            self._fd = None
-
-
-def _holder(fd: int) -> str:
-    try:
-        info = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
-        return f"pid {info['pid']} on {info['host']}, started {info['started']}"
-    except (OSError, ValueError, KeyError, TypeError):
-        return "pid unknown: it has only just started"
+        self.release()
 
 
 def new_build_folder(out: Path) -> Path:
