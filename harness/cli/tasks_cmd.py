@@ -10,6 +10,7 @@ import typer
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
+    from harness.tasks.refs import TaskRef
     from harness.tasks.spec import TaskSpec
 
 app = typer.Typer(no_args_is_help=True, help="List, inspect, preview and validate tasks.")
@@ -32,6 +33,13 @@ def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
     from harness.tasks.index import TaskIndex
 
     return TaskIndex.build(include or [])
+
+
+def _one_task(task: str, include: list[Path] | None) -> tuple[TaskRef, TaskSpec]:
+    """The task named ``task`` (an address or a bare name) and its validated spec."""
+    index = _index(include)
+    ref = index.resolve([task])[0]
+    return ref, index.spec(ref)
 
 
 @app.command("list")
@@ -93,9 +101,7 @@ def show(
 
     from harness.tasks.buckets import build_buckets
 
-    index = _index(include_path)
-    ref = index.resolve([task])[0]
-    spec = index.spec(ref)
+    ref, spec = _one_task(task, include_path)
     typer.echo(f"# {ref.address}: resolved from {ref.where} ({ref.origin})")
     task_file = ref.path if ref.spec is None else None
     typer.echo(spec_yaml(spec, task_file), nl=False)  # never wrapped: a copied spec parses
@@ -148,9 +154,7 @@ def sample(
     from harness.tasks.instances import build_instances, select_fewshot
     from harness.tasks.prompts import build_prompt, target_text
 
-    index = _index(include_path)
-    ref = index.resolve([task])[0]
-    spec = index.spec(ref)
+    ref, spec = _one_task(task, include_path)
     inst = build_instances(spec, ref.address, seed, ref.base_dir, None)
     labels = [b.label for b in inst.buckets]
     if bucket is not None and bucket not in labels:
