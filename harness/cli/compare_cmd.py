@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from harness.leaderboard.compare import Comparison, PairedStat
+    from harness.leaderboard.paired import Comparison, PairedStat
 
 
 def _p(x: float) -> str:
@@ -78,7 +78,7 @@ def compare_command(
 ) -> None:
     """Pair two runs item by item: per task and bucket, acc(B) − acc(A) with a paired bootstrap
     CI and McNemar's p-value. Refuses runs whose items differ."""
-    from harness.leaderboard.compare import compare_runs
+    from harness.leaderboard.paired import compare_runs
 
     chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     result = compare_runs(run_a, run_b, tasks=chosen, resamples=resamples)

@@ -99,7 +99,7 @@ def eval_command(
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
     import os
 
-    from harness.cli.report import print_results
+    from harness.cli.run_tables import print_results
     from harness.config import RunConfig
     from harness.evaluate import evaluate
     from harness.models.registry import parse_model_args

@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from harness.errors import HarnessError
-from harness.leaderboard.compare import Comparison
 from harness.leaderboard.inputs import Copy
+from harness.leaderboard.paired import Comparison
 
 
 @dataclass(frozen=True)

@@ -241,7 +241,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         write_run(tmp / "c", make_results(EVIL2, [
             TaskSpecLite("compgen/scan_length", scan, gap=(0.5, 0.2, 0.8))])),
     ]
-    from harness.leaderboard.compare import compare_runs
+    from harness.leaderboard.paired import compare_runs
     from tests.unit.test_leaderboard_fixtures import record
 
     recs = [record("lengthgen/addition", f"i{i}", float(i % 2), bucket=b, index=j, role=r)

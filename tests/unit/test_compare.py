@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from harness.errors import HarnessError
-from harness.leaderboard.compare import compare_runs, mcnemar
+from harness.leaderboard.paired import compare_runs, mcnemar
 from harness.scoring.records import SampleRecord
 from tests.unit.test_leaderboard_fixtures import TaskSpecLite, make_results, record, write_run
 

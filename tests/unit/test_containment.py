@@ -298,7 +298,7 @@ def test_cli_refuses_in_one_line_and_skips_with_a_warning(tmp_path: Path) -> Non
 
 
 def test_compare_reads_no_samples_file_outside_a_run_folder(tmp_path: Path) -> None:
-    from harness.leaderboard.compare import compare_runs
+    from harness.leaderboard.paired import compare_runs
 
     a, b = good_run(tmp_path / "a", "a"), good_run(tmp_path / "b", "b")
     assert compare_runs(a, b).tasks[0].task == ADD.task

@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-from harness.cli.report import print_results, table_title
+from harness.cli.run_tables import print_results, table_title
 from harness.config import RunConfig
 from harness.models.base import ModelIdentity
 from harness.results import SCHEMA_VERSION, Environment, HarnessInfo, Results, TaskResult
