@@ -11,6 +11,7 @@ plugin's entry point belongs to that plugin (the harness's own package never doe
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
@@ -121,13 +122,15 @@ def failure_line(f: TaskFailure) -> str:
 
 
 def _code_of(spec: TaskSpec) -> Iterable[object]:
-    """The registry objects (generators, metric, analyses) a task's spec runs."""
+    """The registry objects (generators, extractor, metric, analyses) a task's spec runs."""
     from harness.generators.registry import get_generator
+    from harness.scoring.extract import get_extractor
     from harness.scoring.metrics import get_metric
 
     for source in (spec.source, spec.fewshot.source):
         if isinstance(source, GeneratorSource):
             yield get_generator(source.name).fn
+    yield get_extractor(spec.scoring.extract.kind).fn
     yield get_metric(spec.scoring.metric)
     for a in spec.analyses:
         yield ANALYSES.get(a.name).fn
@@ -135,20 +138,25 @@ def _code_of(spec: TaskSpec) -> Iterable[object]:
 
 def used_plugins(cfg: RunConfig, tasks: Iterable[tuple[TaskRef, TaskSpec]]) -> dict[str, str]:
     """Distribution → version of exactly the plugins whose tasks or code the run used: those
-    providing its tasks, its generators, metrics and analyses, and its model backend."""
+    providing its tasks, its generators, extractors, metrics and analyses, its strategy and its
+    model backend."""
+    from harness.strategies.registry import STRATEGIES
+
     used: dict[str, str] = {}
+    code: list[object] = []
     for ref, spec in tasks:
         if ref.is_plugin:
             dist, _, ver = ref.origin.removeprefix("plugin:").rpartition("==")
             used[dist] = ver
-        try:
-            code = list(_code_of(spec))
-        except HarnessError:  # a name that no longer resolves: nothing of it ran
-            code = []
-        for obj in code:
-            owner = plugin_of_module(str(getattr(obj, "__module__", "") or ""))
-            if owner is not None:
-                used[owner.dist] = owner.version
+        with contextlib.suppress(HarnessError):  # a name that no longer resolves: nothing ran
+            code += list(_code_of(spec))
+    with contextlib.suppress(HarnessError):
+        strategy = STRATEGIES.get(cfg.strategy)
+        code.append(getattr(strategy, "fn", strategy))  # a chain's function, or the strategy
+    for obj in code:
+        owner = plugin_of_module(str(getattr(obj, "__module__", "") or ""))
+        if owner is not None:
+            used[owner.dist] = owner.version
     prefix = cfg.model.partition(":")[0]
     for p in plugins.discover(plugins.MODELS):
         if p.name == prefix and plugins.status(p) == "ok":

@@ -1,10 +1,13 @@
-"""Installed plugins: entry points of other distributions in the four ``harness.*`` groups.
+"""Installed plugins: entry points of other distributions in the ``harness.*`` groups (``GROUPS``).
 
-A package adds tasks, generators, metrics or model backends by declaring entry points:
+A package adds tasks, generators, metrics, analyses, model backends, prompting strategies or
+answer extractors by declaring entry points:
 
 - ``harness.tasks``: name = namespace (tasks are addressed ``<name>/<task>``); object = a
   package whose folder holds YAML task files, a folder path, or a callable returning either;
-- ``harness.generators`` / ``harness.metrics``: name = registry name; object = the function;
+- ``harness.generators`` / ``harness.metrics`` / ``harness.analyses`` / ``harness.extractors``:
+  name = registry name; object = the function;
+- ``harness.strategies``: name = ``--strategy`` name; object = a chain function or a strategy;
 - ``harness.models``: name = ``--model`` prefix; object = a backend factory.
 
 Discovery only reads installed metadata; nothing is imported until a name is asked for (or a
@@ -28,7 +31,9 @@ GENERATORS = "harness.generators"
 METRICS = "harness.metrics"
 ANALYSES = "harness.analyses"
 MODELS = "harness.models"
-GROUPS: tuple[str, ...] = (TASKS, GENERATORS, METRICS, ANALYSES, MODELS)
+STRATEGIES = "harness.strategies"
+EXTRACTORS = "harness.extractors"
+GROUPS: tuple[str, ...] = (TASKS, GENERATORS, METRICS, ANALYSES, MODELS, STRATEGIES, EXTRACTORS)
 
 
 class PluginError(HarnessError):

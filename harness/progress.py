@@ -160,7 +160,9 @@ def prompt_weight(spec: TaskSpec) -> int:
     """How much model work one prompt of the task costs, for the estimate of the time left: the
     tokens it may generate, plus its own forward pass (a task that writes 115 tokens per
     prompt costs many times one that writes 4)."""
-    return int(getattr(spec.output, "max_tokens", 0) or 0) + PREFILL_WEIGHT
+    from harness.outputs import output_type
+
+    return output_type(spec).new_tokens(spec) + PREFILL_WEIGHT
 
 
 @dataclass

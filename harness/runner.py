@@ -18,13 +18,14 @@ from harness.analyses.registry import run_analyses
 from harness.config import RunConfig
 from harness.errors import HarnessError, did_you_mean
 from harness.models.base import LM
+from harness.outputs import output_type
 from harness.results import SamplesFile, SampleWriter, TaskResult, samples_path, spec_hash
 from harness.scoring.report import ScoreColumns
 from harness.scoring.score import Prepared
 from harness.strategies import run_strategy
 from harness.tasks.index import TaskRef
 from harness.tasks.instances import InstanceSet, build_instances, labels, select_fewshot
-from harness.tasks.prompts import build_prompt, build_turns, choices_of, gold_index, target_text
+from harness.tasks.prompts import build_prompt, build_turns, target_text
 from harness.tasks.spec import FewShotCondition, TaskSpec, TemplateSpec
 
 
@@ -58,6 +59,7 @@ def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
 def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
                   model: LM) -> Iterator[Prepared]:
     """``prepare``, one triple at a time (the runner streams them in chunks)."""
+    out = output_type(spec)
     for tpl, cond in product(pick_templates(spec, cfg.templates, task), conditions(spec)):
         k = cond.k if cond.k is not None else spec.fewshot.k
         k = k if cfg.num_fewshot is None or cond.k is not None else cfg.num_fewshot
@@ -72,14 +74,12 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
                 prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
             else:
                 prompt = build_prompt(spec, tpl, item, shots)
-            choices = choices_of(spec, item)
             yield Prepared(
                 task=task, item=item, template=tpl.id, condition=cond.id,
                 fewshot_ids=[s.id for s in shots],
                 meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
-                prompt=prompt, target=target_text(spec, tpl, item), choices=choices,
-                gold=gold_index(spec, item, choices) if choices is not None else None,
-                position=pos,
+                prompt=prompt, choices=out.choices(spec, item),
+                target=target_text(spec, tpl, item), gold=out.gold(spec, item), position=pos,
             )
 
 

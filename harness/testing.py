@@ -22,6 +22,7 @@ from harness.config import RunConfig
 from harness.evaluate import evaluate
 from harness.isolation import failure_line
 from harness.models.base import LM, ModelIdentity, OnDone
+from harness.outputs import Oracle, output_type
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -36,7 +37,7 @@ from harness.tasks.index import TaskIndex
 from harness.tasks.instances import build_instances
 from harness.tasks.providers import from_plugin
 from harness.tasks.refs import TaskRef
-from harness.tasks.spec import MultipleChoiceOutput, TaskSpec
+from harness.tasks.spec import TaskSpec
 
 __all__ = ["ScriptedLM", "TaskCheck", "check_task_package", "oracle_model", "scripted_backend"]
 
@@ -127,21 +128,10 @@ def oracle_model(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> ScriptedLM:
     probe = ScriptedLM()
     inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
                            probe.count_tokens)
-    prepared = prepare(spec, ref.address, inst, cfg, probe)
-    answers: dict[str, str] = {}
-    scores: dict[tuple[str, str], float] = {}
-    prefix = spec.output.choice_prefix if isinstance(spec.output, MultipleChoiceOutput) else ""
-    for p in prepared:
-        if p.choices is None:
-            if answers.setdefault(p.prompt, p.target) != p.target:
-                raise AssertionError(
-                    f"{ref.address}: item {p.item.id} (template {p.template}) has the same "
-                    f"prompt as another item but a different answer: {p.prompt!r}"
-                )
-        else:
-            for i, c in enumerate(p.choices):
-                scores[(p.prompt, prefix + c)] = 0.0 if i == p.gold else -1.0
-    return ScriptedLM(answers, scores, name="oracle")
+    out, oracle = output_type(spec), Oracle()
+    for p in prepare(spec, ref.address, inst, cfg, probe):
+        out.teach(spec, p, oracle)
+    return ScriptedLM(oracle.answers, oracle.scores, name="oracle")
 
 
 @dataclass(frozen=True)

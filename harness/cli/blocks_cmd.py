@@ -1,6 +1,6 @@
-"""``harness generators list``, ``harness metrics list``, ``harness analyses list``: the building
-blocks a task file names, each with its origin (built-in, or plugin and version), parameters,
-the fields a generator makes, and a one-line description; ``--json`` for machines.
+"""``harness generators|metrics|analyses|strategies|extractors list``: the building blocks a task
+file (or ``--strategy``) names, each with its origin (built-in, or plugin and version),
+parameters, the fields a generator makes, and a one-line description; ``--json`` for machines.
 
 Listing imports the plugins of the group (like ``harness tasks list``); one that fails to import
 is a row with its error (and a warning), never a crash.
@@ -208,4 +208,42 @@ def list_analyses(as_json: JsonOpt = False) -> None:
     _show(analysis_blocks(), as_json, "analyses", ["name", "origin", "params", "description"])
 
 
-__all__ = ["Block", "Param", "analyses_app", "generators_app", "metrics_app"]
+# --- strategies and extractors ----------------------------------------------------------------
+
+strategies_app = typer.Typer(no_args_is_help=True,
+                             help="Prompting strategies (harness eval --strategy).")
+extractors_app = typer.Typer(no_args_is_help=True,
+                             help="Answer extractors (task files: scoring.extract.kind).")
+
+
+def strategy_blocks() -> list[Block]:
+    """Every strategy, built-in and plugin."""
+    from harness.strategies.registry import STRATEGIES
+
+    return _blocks(STRATEGIES, lambda name, s: Block(name, STRATEGIES.origin(name), "ok",
+                                                     _doc(getattr(s, "fn", s))))
+
+
+def extractor_blocks() -> list[Block]:
+    """Every extractor, built-in and plugin."""
+    from harness.scoring.extract import EXTRACTORS
+
+    return _blocks(EXTRACTORS, lambda name, e: Block(
+        name, EXTRACTORS.origin(name), "ok", _doc(e.fn),
+        [Param("pattern", None)] if e.needs_pattern else []))
+
+
+@strategies_app.command("list")
+def list_strategies(as_json: JsonOpt = False) -> None:
+    """Name, origin and what each strategy does (params: the task file's strategies.<name>)."""
+    _show(strategy_blocks(), as_json, "strategies", ["name", "origin", "description"])
+
+
+@extractors_app.command("list")
+def list_extractors(as_json: JsonOpt = False) -> None:
+    """Name, origin, whether it needs scoring.extract.pattern, and what it takes out."""
+    _show(extractor_blocks(), as_json, "extractors", ["name", "origin", "params", "description"])
+
+
+__all__ = ["Block", "Param", "analyses_app", "extractors_app", "generators_app", "metrics_app",
+           "strategies_app"]

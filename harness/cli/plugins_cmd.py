@@ -22,7 +22,8 @@ def _shown_name(p: Plugin) -> str:
 
 
 def _registry(group: str) -> Registry[Any] | None:
-    """The registry a generator or metric entry point adds to (None for other groups)."""
+    """The registry a generator, metric, strategy or extractor entry point adds to (None for
+    other groups)."""
     if group == plugins.GENERATORS:
         from harness.generators.registry import GENERATORS
 
@@ -31,6 +32,14 @@ def _registry(group: str) -> Registry[Any] | None:
         from harness.scoring.metrics import METRICS
 
         return METRICS
+    if group == plugins.STRATEGIES:
+        from harness.strategies.registry import STRATEGIES
+
+        return STRATEGIES
+    if group == plugins.EXTRACTORS:
+        from harness.scoring.extract import EXTRACTORS
+
+        return EXTRACTORS
     return None
 
 

@@ -60,7 +60,9 @@ and version), parameters and the fields it produces (`--json` for machines):
 ```
 harness generators list     # source.name, the fields each generator makes (for templates)
 harness metrics list        # scoring.metric
+harness extractors list     # scoring.extract.kind
 harness analyses list       # analyses[].name
+harness strategies list     # the keys of strategies: (and harness eval --strategy)
 ```
 """
 

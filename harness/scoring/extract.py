@@ -1,25 +1,71 @@
 """Take the answer out of a model's raw output, as a task's ``scoring.extract`` says.
 
-Kinds:
-
-- ``strip``: the whole output without surrounding whitespace.
-- ``first_line``: the first non-empty line, stripped.
-- ``regex``: the first match of ``pattern`` (``re.search``); its first capturing group when the
-  pattern has one, else the whole match; no match (or a group that did not take part) gives "".
-- ``last_number``: the last integer or decimal in the text, with an optional sign, thousands
-  commas removed (``"The answer is 1,234."`` gives ``"1234"``); no number gives "".
-- ``boxed``: the content of the last ``\\boxed{...}`` or ``\\fbox{...}`` (braces balanced, so
-  ``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``); also ``\\boxed 5`` (one token, no
-  braces); a box left unclosed (cut-off output) is skipped for the one before; none gives "".
+``scoring.extract.kind`` names a registered extractor: a function ``(raw output, pattern) ->
+answer`` ("" when there is none), where ``pattern`` is the task's ``scoring.extract.pattern``.
+Register one with ``@extractor("name")`` (``needs_pattern=True`` when the task must give a
+pattern: the task file is refused without one). Other packages add extractors with an entry
+point named after the extractor in group ``harness.extractors``, pointing at the function.
+The built-ins are below (``harness extractors list`` shows every one with its origin).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from harness import plugins
 from harness.errors import TaskSpecError
+from harness.registry import Registry
 from harness.tasks.patterns import compile_pattern
 from harness.tasks.spec import ExtractSpec
+
+ExtractFn = Callable[[str, str | None], str]
+
+
+@dataclass(frozen=True)
+class Extractor:
+    """A registered extractor."""
+
+    name: str  # the name task files give as scoring.extract.kind
+    fn: ExtractFn  # (raw output, scoring.extract.pattern) -> the answer ("" when none)
+    needs_pattern: bool = False  # scoring.extract.pattern is required (checked at task load)
+
+
+def _from_object(name: str, obj: object) -> Extractor:
+    return obj if isinstance(obj, Extractor) else Extractor(name, obj)  # type: ignore[arg-type]
+
+
+EXTRACTORS: Registry[Extractor] = Registry("extractor", plugins.EXTRACTORS,
+                                           from_object=_from_object, list_known=True)
+
+
+def extractor(name: str, needs_pattern: bool = False) -> Callable[[ExtractFn], ExtractFn]:
+    """Decorator registering an extractor under ``name`` (a name may not be taken twice)."""
+
+    def register(fn: ExtractFn) -> ExtractFn:
+        EXTRACTORS.add(name, Extractor(name, fn, needs_pattern))
+        return fn
+
+    return register
+
+
+def extractor_names() -> list[str]:
+    """Every extractor name that ``get_extractor`` accepts: registered ones and entry points."""
+    return EXTRACTORS.names()
+
+
+def get_extractor(name: str) -> Extractor:
+    """The extractor called ``name``; unknown names raise ``UnknownNameError`` with a hint."""
+    return EXTRACTORS.get(name)
+
+
+def extract(text: str, spec: ExtractSpec) -> str:
+    """The answer in ``text`` according to ``spec`` ("" when there is none)."""
+    return get_extractor(spec.kind).fn(text, spec.pattern)
+
+
+# --- built-ins ---------------------------------------------------------------------------------
 
 # A sign counts only when it does not follow a word character or a dot, so the "-" in "10-3"
 # or "x-1" is a hyphen/operator and not a minus sign. "\u2212" is the Unicode minus sign.
@@ -29,7 +75,16 @@ _NUMBER = re.compile(
 )
 
 
+@extractor("strip")
+def _strip(text: str, pattern: str | None) -> str:
+    """The whole output without surrounding whitespace."""
+    return text.strip()
+
+
+@extractor("regex", needs_pattern=True)
 def _regex(text: str, pattern: str | None) -> str:
+    """The first match of ``pattern`` (``re.search``): its first capturing group when the pattern
+    has one, else the whole match; no match (or a group that did not take part) gives ""."""
     if pattern is None:
         raise TaskSpecError("scoring.extract.pattern: required when kind is 'regex'")
     rx = compile_pattern(pattern)
@@ -42,7 +97,9 @@ def _regex(text: str, pattern: str | None) -> str:
     return m.group(0)
 
 
-def _first_line(text: str) -> str:
+@extractor("first_line")
+def _first_line(text: str, pattern: str | None) -> str:
+    """The first non-empty line, stripped."""
     for line in text.splitlines():
         stripped = line.strip()
         if stripped:
@@ -50,7 +107,10 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _last_number(text: str) -> str:
+@extractor("last_number")
+def _last_number(text: str, pattern: str | None) -> str:
+    """The last integer or decimal in the text, with an optional sign, thousands commas removed
+    (``"The answer is 1,234."`` gives ``"1234"``); no number gives ""."""
     found = _NUMBER.findall(text)
     if not found:
         return ""
@@ -78,16 +138,9 @@ def last_boxed(text: str) -> str:
     return ""
 
 
-def extract(text: str, spec: ExtractSpec) -> str:
-    """The answer in ``text`` according to ``spec`` ("" when there is none)."""
-    if spec.kind == "strip":
-        return text.strip()
-    if spec.kind == "first_line":
-        return _first_line(text)
-    if spec.kind == "regex":
-        return _regex(text, spec.pattern)
-    if spec.kind == "last_number":
-        return _last_number(text)
-    if spec.kind == "boxed":
-        return last_boxed(text)
-    raise TaskSpecError(f"scoring.extract.kind: unknown kind {spec.kind!r}")  # pragma: no cover
+@extractor("boxed")
+def _boxed(text: str, pattern: str | None) -> str:
+    """The content of the last ``\\boxed{...}`` or ``\\fbox{...}`` (braces balanced, so
+    ``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``); also ``\\boxed 5`` (one token, no braces);
+    a box left unclosed (cut-off output) is skipped for the one before; none gives ""."""
+    return last_boxed(text)

@@ -4,7 +4,8 @@ To the runner a strategy is a ``Strategy``: prepared items of one task in, score
 out (``direct`` is one, sending each item's prompt once). The multi-call strategies are written as
 chains and made ``Strategy``s by ``chained``: a chain turns one ``StrategyInput`` into a Python
 generator that yields ``GenerateRequest``s, receives each generated text back, and finally returns
-the answer text (which the task's extraction and metric then score). ``run_chains`` advances
+the answer text, which the task's output type scores (chains need an output type whose answers
+are generated text: ``OutputType.generates``). ``run_chains`` advances
 every item's chain in rounds: round r sends the r-th pending request of every unfinished item to
 the model in one batched call, so multi-call strategies keep batching; every call is logged as a
 ``ModelCall``.
@@ -12,18 +13,20 @@ the model in one batched call, so multi-call strategies keep batching; every cal
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from harness.errors import HarnessError
 from harness.models.base import LM
+from harness.outputs import output_type
 from harness.requests import GenerateRequest
 from harness.scoring.records import ModelCall, SampleRecord
-from harness.scoring.score import Prepared, score_generation
+from harness.scoring.score import Prepared
 from harness.tasks.instances import Instance
 from harness.tasks.prompts import build_prompt
-from harness.tasks.spec import GenerateOutput, TaskSpec
+from harness.tasks.spec import TaskSpec
 
 Chain = Generator[GenerateRequest, str, str]
 
@@ -40,15 +43,14 @@ class StrategyInput:
     spec: TaskSpec  # the task
     params: Mapping[str, Any]  # this strategy's params from the task file (``strategies.<name>``)
 
-    @property
-    def output(self) -> GenerateOutput:
-        """The task's generation settings (max_tokens, stop)."""
-        assert isinstance(self.spec.output, GenerateOutput)
-        return self.spec.output
-
     def answer_request(self, prompt: str) -> GenerateRequest:
         """A request for an answer in the task's own format (its max_tokens and stop)."""
-        return GenerateRequest(prompt, self.output.max_tokens, tuple(self.output.stop))
+        return output_type(self.spec).answer_request(self.spec, prompt)
+
+    @property
+    def answer_tokens(self) -> int:
+        """The most new tokens of an answer in the task's own format (its max_tokens)."""
+        return self.answer_request("").max_tokens
 
 
 StrategyFn = Callable[[StrategyInput], Chain]
@@ -109,23 +111,41 @@ def _inputs(spec: TaskSpec, name: str, prepared: Sequence[Prepared],
     return out
 
 
-def chained(name: str, fn: StrategyFn) -> Strategy:
-    """The ``Strategy`` that runs chain ``fn`` over every prepared item and scores the final
-    answers; each record's ``calls`` holds all the model calls of its chain, in order.
-    Generation tasks only; ``name`` is the strategy's name (its params: ``strategies.<name>``)."""
-    def run(spec: TaskSpec, task: str, prepared: Sequence[Prepared], pool: Sequence[Instance],
-            model: LM) -> list[SampleRecord]:
-        if not isinstance(spec.output, GenerateOutput):
-            raise HarnessError(f"--strategy {name}: task {task} is multiple choice; "
-                               "strategies other than direct need generated answers")
+@dataclass(frozen=True)
+class Chained:
+    """The ``Strategy`` that runs a chain over every prepared item and scores the final answers;
+    each record's ``calls`` holds all the model calls of its chain, in order. Only for tasks
+    whose output type generates its answers."""
+
+    name: str  # the strategy's name (its params: ``strategies.<name>`` in the task file)
+    fn: StrategyFn  # the chain
+
+    def __call__(self, spec: TaskSpec, task: str, prepared: Sequence[Prepared],
+                 pool: Sequence[Instance], model: LM) -> list[SampleRecord]:
+        out = output_type(spec)
+        if not out.generates:
+            raise HarnessError(f"--strategy {self.name}: task {task} is "
+                               f"{out.name.replace('_', ' ')}; strategies other than direct need "
+                               "generated answers")
         try:
-            results = run_chains(model, _inputs(spec, name, prepared, pool), fn)
+            results = run_chains(model, _inputs(spec, self.name, prepared, pool), self.fn)
         except ValueError as e:
             raise HarnessError(f"{task}: {e}") from None
         records = []
         for p, (answer, calls) in zip(prepared, results, strict=True):
-            rec = score_generation(spec, p, answer)
+            rec = out.score_answer(spec, p, answer)
             records.append(rec.model_copy(update={"calls": calls}))
         return records
 
-    return run
+
+def chained(name: str, fn: StrategyFn) -> Strategy:
+    """Chain ``fn`` as the ``Strategy`` called ``name`` (see ``Chained``)."""
+    return Chained(name, fn)
+
+
+def as_strategy(name: str, obj: object) -> Strategy:
+    """A chain function (a generator function) as ``chained(name, obj)``; anything else is taken
+    to be a ``Strategy`` already."""
+    if inspect.isgeneratorfunction(obj):
+        return chained(name, cast(StrategyFn, obj))
+    return cast(Strategy, obj)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from harness.requests import GenerateRequest
 from harness.strategies.base import Chain, StrategyInput, take_params
+from harness.strategies.registry import strategy
 
 DEFAULTS = {
     "trigger": " Let's think step by step.",
@@ -16,6 +17,7 @@ DEFAULTS = {
 }
 
 
+@strategy("cot")
 def cot(inp: StrategyInput) -> Chain:
     """Reason (stopping at a blank line), then answer in the task's format."""
     p = take_params(inp, "cot", DEFAULTS)

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.requests import GenerateRequest
 from harness.strategies.base import Chain, StrategyInput, take_params
+from harness.strategies.registry import strategy
 from harness.tasks.templates import render
 
 DEFAULTS = {
@@ -46,6 +47,7 @@ def decomposition_prompt(inp: StrategyInput, instruction: str, field: str | None
     return "\n\n".join(blocks)
 
 
+@strategy("least_to_most")
 def least_to_most(inp: StrategyInput) -> Chain:
     """Decompose, solve each subproblem in order, then answer the question."""
     p = take_params(inp, "least_to_most", DEFAULTS)

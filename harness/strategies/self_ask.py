@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from harness.requests import GenerateRequest
 from harness.strategies.base import Chain, StrategyInput, take_params
+from harness.strategies.registry import strategy
 
 EXAMPLE = (
     "Question: In which country was the founder of Velmora Works born?\n"
@@ -34,6 +35,7 @@ FOLLOW = "Follow up:"
 FINAL = "So the final answer is:"
 
 
+@strategy("self_ask")
 def self_ask(inp: StrategyInput) -> Chain:
     """Follow-ups answered one call each, then the final answer."""
     p = take_params(inp, "self_ask", DEFAULTS)
@@ -46,7 +48,7 @@ def self_ask(inp: StrategyInput) -> Chain:
     context = f"{rec[cf]}\n" if cf else ""
     head = f"{p['exemplars']}\n\n" if p["exemplars"] else ""
     scaffold = f"{head}{context}Question: {question}\nAre follow up questions needed here: Yes.\n"
-    tokens = max(int(p["followup_tokens"]), inp.output.max_tokens)
+    tokens = max(int(p["followup_tokens"]), inp.answer_tokens)
     follow_up = yield GenerateRequest(scaffold + FOLLOW, tokens, ("\n",))
     for step in range(int(p["max_followups"])):
         follow_up = follow_up.strip()

@@ -1,4 +1,5 @@
-"""Checks a validated spec against the registries (generators, metrics) and its own templates."""
+"""Checks a validated spec against the registries (generators, metrics, extractors) and its own
+templates."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
                     f"{one_line(str(e.message))} "
                     f"(template line {e.lineno})"
                 ) from None
+    from harness.scoring.extract import get_extractor
     from harness.scoring.metrics import get_metric
 
     if isinstance(spec.source, GeneratorSource):
@@ -49,8 +51,13 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
         get_metric(spec.scoring.metric)
     except HarnessError as e:  # unknown name, or a plugin that failed to load
         raise TaskSpecError(f"{path}: scoring.metric: {e}") from None
-    if spec.scoring.extract.kind == "regex" and not spec.scoring.extract.pattern:
-        raise TaskSpecError(f"{path}: scoring.extract.pattern: required when kind is 'regex'")
+    kind = spec.scoring.extract.kind
+    try:
+        extractor = get_extractor(kind)
+    except HarnessError as e:  # unknown name, or a plugin that failed to load
+        raise TaskSpecError(f"{path}: scoring.extract.kind: {e}") from None
+    if extractor.needs_pattern and not spec.scoring.extract.pattern:
+        raise TaskSpecError(f"{path}: scoring.extract.pattern: required when kind is {kind!r}")
     _check_conditions_and_analyses(spec, path)
 
 

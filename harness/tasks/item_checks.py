@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from harness.errors import TaskSpecError
 from harness.generators.registry import GeneratorInfo
 from harness.tasks.patterns import compile_pattern
-from harness.tasks.spec import GeneratorSource, MultipleChoiceOutput, TaskSpec
+from harness.tasks.spec import GeneratorSource, TaskSpec
 
 
 @dataclass(frozen=True)
@@ -203,6 +203,7 @@ def _check_params(src: GeneratorSource, fn: Callable[..., Any], needs_tokenizer:
 
 
 def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | str) -> None:
+    from harness.outputs import output_type
     from harness.tasks.templates import template_variables
 
     fields = fields | {spec.fields.difficulty}
@@ -215,16 +216,13 @@ def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | st
                 raise TaskSpecError(
                     f"{path}: templates.{i}.{key}: {_flat(repr(unknown[0]))} is not a field of "
                     f"generator {gen!r} (fields: {', '.join(sorted(fields))})")
-    out = spec.output
-    if isinstance(out, MultipleChoiceOutput) and out.choices_field is not None \
-            and out.choices_field not in fields:
-        raise TaskSpecError(f"{path}: output.choices_field: {out.choices_field!r} is not a field "
-                            f"of generator {gen!r} (fields: {', '.join(sorted(fields))})")
-    needs_target = isinstance(out, MultipleChoiceOutput) or any(
-        t.target is None for t in spec.templates)
-    if needs_target and spec.fields.target not in fields:
-        raise TaskSpecError(f"{path}: fields.target: {spec.fields.target!r} is not a field of "
-                            f"generator {gen!r} (fields: {', '.join(sorted(fields))})")
+    needed = output_type(spec).fields_read(spec)  # e.g. output.choices_field, fields.target
+    if any(t.target is None for t in spec.templates):
+        needed.setdefault("fields.target", spec.fields.target)
+    for key, name in needed.items():
+        if name not in fields:
+            raise TaskSpecError(f"{path}: {key}: {name!r} is not a field of generator {gen!r} "
+                                f"(fields: {', '.join(sorted(fields))})")
 
 
 def _check_pool(spec: TaskSpec, path: Path | str) -> None:

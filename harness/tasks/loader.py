@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.errors import TaskSpecError
 from harness.tasks.paths import check_read
-from harness.tasks.spec import TaskSpec
+from harness.tasks.spec import OutputSpec, SourceSpec, TaskSpec, type_tags
 
 try:  # the C loader is several times faster; fall back where libyaml is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -239,10 +239,13 @@ def _model_in(annotation: Any, tag: str | None = None) -> Any:
     return None
 
 
+# the member tags pydantic puts in an error's location for a discriminated union (not in the file)
+_UNION_TAGS = frozenset(type_tags(SourceSpec) + type_tags(OutputSpec))
+
+
 def _file_loc(err: Mapping[str, Any]) -> tuple[int | str, ...]:
     """The error's key path as written in the file (union tags such as "generator" left out)."""
-    return tuple(x for x in err["loc"] if x not in ("generator", "files", "dataset",
-                                                   "generate", "multiple_choice"))
+    return tuple(x for x in err["loc"] if x not in _UNION_TAGS)
 
 
 def _suggestion(err: Mapping[str, Any]) -> tuple[str | None, list[str]]:

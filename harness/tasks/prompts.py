@@ -7,43 +7,19 @@ from collections.abc import Sequence
 import jinja2
 
 from harness.errors import HarnessError
+from harness.outputs import output_type
 from harness.tasks.chat import ChatTurn
 from harness.tasks.instances import Instance
-from harness.tasks.spec import MultipleChoiceOutput, TaskSpec, TemplateSpec
+from harness.tasks.spec import TaskSpec, TemplateSpec
 from harness.tasks.templates import TemplateRenderError, one_line, render
 
 
-def choices_of(spec: TaskSpec, item: Instance) -> list[str] | None:
-    """The item's answer choices (multiple choice), else None."""
-    out = spec.output
-    if not isinstance(out, MultipleChoiceOutput):
-        return None
-    if out.choices is not None:
-        return list(out.choices)
-    assert out.choices_field is not None
-    value = item.record.get(out.choices_field)
-    if not isinstance(value, list) or not value:
-        raise HarnessError(
-            f"item {item.id}: output.choices_field {out.choices_field!r} is not a list"
-        )
-    return [str(c) for c in value]
-
-
-def gold_index(spec: TaskSpec, item: Instance, choices: Sequence[str]) -> int:
-    """Index of the correct choice: the target field holds an index or the choice text."""
-    raw = item.record.get(spec.fields.target)
-    if isinstance(raw, int) and 0 <= raw < len(choices):
-        return raw
-    if str(raw) in choices:
-        return list(choices).index(str(raw))
-    raise HarnessError(f"item {item.id}: target {raw!r} is neither a choice index nor a choice")
-
-
 def target_text(spec: TaskSpec, template: TemplateSpec, item: Instance) -> str:
-    """The reference answer as text (MC: the gold choice; else the template's or field's)."""
-    choices = choices_of(spec, item)
-    if choices is not None:
-        return choices[gold_index(spec, item, choices)]
+    """The reference answer as text: the one the output type fixes (multiple choice: the gold
+    choice), else the template's or the target field's."""
+    fixed = output_type(spec).target(spec, item)
+    if fixed is not None:
+        return fixed
     if template.target is not None:
         return _render(spec, template, "target", item)
     if spec.fields.target not in item.record:

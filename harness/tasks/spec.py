@@ -10,7 +10,7 @@ A task file (YAML) is validated into ``TaskSpec``; unknown keys are rejected (th
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -243,15 +243,26 @@ class MultipleChoiceOutput(_Spec):
         return self
 
 
+# An output type is a model in this union and a module of harness.outputs that says what it does.
 OutputSpec = Annotated[GenerateOutput | MultipleChoiceOutput, Field(discriminator="type")]
+
+
+def type_tags(annotation: Any) -> list[str]:
+    """The ``type`` tags of a spec model, or of the members of a discriminated union of them
+    (``OutputSpec`` gives ``["generate", "multiple_choice"]``), in order."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        field = annotation.model_fields.get("type")
+        return [str(t) for t in get_args(field.annotation)] if field is not None else []
+    return [tag for member in get_args(annotation) for tag in type_tags(member)]
 
 
 class ExtractSpec(_Spec):
     """How the answer is taken from raw generated text."""
 
-    kind: Literal["strip", "first_line", "regex", "last_number", "boxed"] = Field(
+    kind: str = Field(
         "strip",
-        description="strip: whitespace; first_line; regex: `pattern`; last_number; boxed: \\boxed{}"
+        description="registered extractor: strip (whitespace), first_line, regex (`pattern`), "
+                    "last_number, boxed (\\boxed{}); see `harness extractors list`"
     )
     pattern: str | None = Field(
         None, description="regex for kind=regex (first group, else whole match)"

@@ -30,8 +30,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("blocks", ["harness.sources.*", "harness.generators.*", "harness.scoring.extract",
                 "harness.scoring.metrics", "harness.scoring.math_equiv",
                 "harness.tasks.templates", "harness.tasks.paths"]),
-    ("items", ["harness.tasks.instances", "harness.tasks.prompts"]),
+    ("items", ["harness.tasks.instances"]),
     ("scoring", ["harness.scoring.*"]),
+    ("outputs", ["harness.outputs.*", "harness.tasks.prompts"]),
     ("analyses", ["harness.analyses.*"]),
     ("task files", ["harness.tasks.*"]),  # loader, checks, index, refs, providers, ...
     ("models", ["harness.models.*"]),

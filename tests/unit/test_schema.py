@@ -14,6 +14,7 @@ import yaml
 
 from harness.schema import BASE_SCHEMA, TASK_SCHEMA, shipped_dir, shipped_texts, task_schema
 from harness.schema.reference import reference_markdown
+from harness.scoring.extract import EXTRACTORS
 from harness.tasks.loader import resolve_includes
 from tests.helpers import run_harness
 
@@ -54,9 +55,11 @@ def test_every_field_has_its_doc_allowed_values_and_default() -> None:
     defs = schema["$defs"]
     assert defs["CardSpec"]["properties"]["axis"]["enum"] == [
         "length", "compositional", "difficulty", "instruction", "other"]
-    assert defs["ExtractSpec"]["properties"]["kind"]["enum"] == [
-        "strip", "first_line", "regex", "last_number", "boxed"]
-    assert defs["ExtractSpec"]["properties"]["kind"]["default"] == "strip"
+    kind = defs["ExtractSpec"]["properties"]["kind"]  # a registered name: its doc names built-ins
+    assert kind["type"] == "string" and kind["default"] == "strip" and "enum" not in kind
+    EXTRACTORS.load_builtins()
+    builtin = [n for n in EXTRACTORS.items if EXTRACTORS.is_builtin(n)]
+    assert len(builtin) >= 5 and [n for n in builtin if n not in kind["description"]] == []
     assert defs["GenerateOutput"]["properties"]["max_tokens"]["default"] == 32
     assert defs["GenerateOutput"]["properties"]["max_tokens"]["minimum"] == 1
     assert "include" in schema["properties"] and "harness generators list" in (

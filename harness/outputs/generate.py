@@ -1,0 +1,54 @@
+"""The ``generate`` output type: free-form generation, scored by the task's extraction and metric.
+
+Each item is one ``generate`` call with the task's ``max_tokens`` and ``stop``; the answer is
+taken out of the output by ``scoring.extract`` and compared with the target by
+``scoring.metric``. The target comes from the template or the ``fields.target`` field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.outputs.base import Model, Oracle, OutputType
+from harness.requests import GenerateRequest
+from harness.scoring.extract import extract
+from harness.scoring.metrics import get_metric
+from harness.scoring.records import ModelCall, SampleRecord
+from harness.scoring.score import Prepared, record_fields
+from harness.tasks.spec import GenerateOutput, TaskSpec
+
+
+class Generate(OutputType[GenerateOutput]):
+    """Free-form generation."""
+
+    model = GenerateOutput
+    generates = True
+
+    def score(self, spec: TaskSpec, prepared: Sequence[Prepared],
+              model: Model) -> list[SampleRecord]:
+        resps = model.generate([self.answer_request(spec, p.prompt) for p in prepared])
+        return [self.score_answer(spec, p, r.text) for p, r in zip(prepared, resps, strict=True)]
+
+    def new_tokens(self, spec: TaskSpec) -> int:
+        return self.settings(spec).max_tokens
+
+    def answer_request(self, spec: TaskSpec, prompt: str) -> GenerateRequest:
+        out = self.settings(spec)
+        return GenerateRequest(prompt, out.max_tokens, tuple(out.stop))
+
+    def score_answer(self, spec: TaskSpec, p: Prepared, text: str) -> SampleRecord:
+        answer = extract(text, spec.scoring.extract)
+        score = get_metric(spec.scoring.metric)(answer, p.target)
+        call = ModelCall(kind="generate", prompt=p.prompt, output=text)
+        return SampleRecord.model_validate(
+            {**record_fields(p), "output": text, "extracted": answer, "score": score,
+             "calls": [call]})
+
+    def teach(self, spec: TaskSpec, p: Prepared, oracle: Oracle) -> None:
+        if oracle.answers.setdefault(p.prompt, p.target) != p.target:
+            raise AssertionError(
+                f"{p.task}: item {p.item.id} (template {p.template}) has the same prompt as "
+                f"another item but a different answer: {p.prompt!r}")
+
+
+GENERATE = Generate()
