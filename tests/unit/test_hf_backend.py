@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from harness.errors import HarnessError, ModelLoadError, UnknownNameError
-from harness.models import aliases, registry
+from harness.models import aliases, backends
+from harness.models.backends import load_model, parse_model_args
 from harness.models.base import ChatTurn
-from harness.models.registry import load_model, parse_model_args
 from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from harness.models.hf import HFModel  # noqa: E402
+from harness.models.hf.backend import HFModel  # noqa: E402
 
 PROMPTS = [
     "The capital of France is",
@@ -79,7 +79,7 @@ def ref_loglikelihood(
 
 def test_registry_import_is_cheap() -> None:
     code = (
-        "import sys, harness.models.registry; "
+        "import sys, harness.models.backends; "
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -120,9 +120,9 @@ def test_entry_point_backend(monkeypatch: pytest.MonkeyPatch, model: HFModel) ->
         def load(self) -> object:
             return factory
 
-    monkeypatch.setattr(registry, "_entry_points", lambda: {"plug": FakeEntryPoint()})
-    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
-    assert "plug" in registry.available_backends()
+    monkeypatch.setattr(backends, "_entry_points", lambda: {"plug": FakeEntryPoint()})
+    monkeypatch.setattr(backends, "_FACTORIES", dict(backends._FACTORIES))
+    assert "plug" in backends.available_backends()
     assert load_model("plug:some/model", {"k": "v"}, "auto") is model
     assert calls == [("some/model", {"k": "v"}, "auto")]
 

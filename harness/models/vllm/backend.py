@@ -8,8 +8,8 @@ is queued in the engine at once (its scheduler batches them) and the engine is s
 each response is reported through ``on_done`` the moment it finishes.
 
 Loglikelihood reads vLLM's prompt logprobs of context+continuation (``max_tokens=1``): the
-scored tokens start at the first token whose end offset lies past the context, as in hf.py, and
-``is_greedy`` holds when each scored token has rank 1.
+scored tokens start at the first token whose end offset lies past the context, as in the hf
+backend, and ``is_greedy`` holds when each scored token has rank 1.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 from harness.errors import HarnessError
+from harness.models.backends import backend
 from harness.models.base import LM, ModelIdentity, OnDone, render_chat
-from harness.models.registry import backend
-from harness.models.vllm_support import (
+from harness.models.vllm.support import (
     VLLMOptions,
     engine_signature,
     error_line,
@@ -55,7 +55,7 @@ class VLLMModel(LM):
         self._args = dict(model_args or {})
         self._name = name
         vllm = import_vllm(name)
-        from harness.models.hf_support import trim_at_stop
+        from harness.models.hf.support import trim_at_stop
 
         self._trim_at_stop = trim_at_stop
         accepted, kinds = engine_signature(vllm)

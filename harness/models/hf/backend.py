@@ -26,15 +26,15 @@ from harness.models.aliases import (
     quiet_progress,
     resolve_source,
 )
+from harness.models.backends import backend
 from harness.models.base import LM, ModelIdentity, OnDone, render_chat
-from harness.models.hf_batching import AUTO_BATCH_START, BatchingMixin
-from harness.models.hf_generate import greedy, sample
-from harness.models.hf_prefix import SharedPrefix
-from harness.models.hf_score import plan, prefix_key, score_batch
-from harness.models.hf_support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
-from harness.models.hf_tree import TREE_ATTENTION, Row, tree_agrees
+from harness.models.hf.batching import AUTO_BATCH_START, BatchingMixin
+from harness.models.hf.generate import greedy, sample
+from harness.models.hf.prefix import SharedPrefix
+from harness.models.hf.score import plan, prefix_key, score_batch
+from harness.models.hf.support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
+from harness.models.hf.tree import TREE_ATTENTION, Row, tree_agrees
 from harness.models.hub import check_hub_model
-from harness.models.registry import backend
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -102,7 +102,7 @@ class HFModel(BatchingMixin, LM):
         # cache explicitly; models that take neither use model.generate / plain scoring
         self._fast = {"position_ids", "past_key_values"} <= set(params) and not getattr(
             model.config, "is_encoder_decoder", False)
-        # a batch scored as one token trie with a custom attention mask (hf_tree), when the
+        # a batch scored as one token trie with a custom attention mask (hf.tree), when the
         # attention takes one and a probe shows the model honours it
         self._tree = (self._fast and getattr(model.config, "_attn_implementation", None)
                       in TREE_ATTENTION and tree_agrees(model, self._keep_arg, self._vocab))

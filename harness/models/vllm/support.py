@@ -242,7 +242,7 @@ def engine_signature(vllm: Any) -> tuple[set[str], dict[str, str]]:
 
 def resolve(name: str) -> ModelSource:
     """What ``vllm:NAME`` loads: an alias's converted HF folder, a local folder or a hub id."""
-    from harness.models.hf_support import first_line
+    from harness.models.hf.support import first_line
 
     try:
         src = resolve_source(name)

@@ -26,9 +26,9 @@ ENTRY_POINT_GROUP = plugins.MODELS
 # Built-in backends: prefix → module that registers it with @backend(prefix) when imported.
 
 _BUILTIN_MODULES: dict[str, str] = {
-    "hf": "harness.models.hf",
-    "vllm": "harness.models.vllm",
-    "openai": "harness.models.openai_compat",
+    "hf": "harness.models.hf.backend",
+    "vllm": "harness.models.vllm.backend",
+    "openai": "harness.models.openai.backend",
 }
 
 _FACTORIES: dict[str, BackendFactory] = {}

@@ -1,6 +1,6 @@
 """Support for the ``openai:`` backend: ``--model-args`` parsing and reading server answers.
 
-Every reader raises :class:`~harness.models.openai_http.BadResponse` for an answer it cannot
+Every reader raises :class:`~harness.models.openai.http.BadResponse` for an answer it cannot
 use (the client retries those a limited number of times), so a missing field never turns into
 a silently wrong score.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from harness.errors import HarnessError, did_you_mean
-from harness.models.openai_http import BadResponse
+from harness.models.openai.http import BadResponse
 
 ACCEPTED_ARGS: tuple[str, ...] = (
     "base_url", "api_key_env", "api", "max_concurrency", "timeout", "max_retries", "backoff",
