@@ -262,7 +262,7 @@ def test_add_bos_token_arg(tiny_model_dir: Path, model: HFModel) -> None:
 def test_long_prompt_left_truncated(tiny_model_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
     lm = HFModel(str(tiny_model_dir), {"max_length": "32"}, batch_size=2)
     long_prompt = " ".join(PROMPTS)
-    with caplog.at_level(logging.WARNING, logger="harness.models.hf"):
+    with caplog.at_level(logging.WARNING, logger="harness.models.local"):
         out = lm.generate(
             [GenerateRequest(long_prompt, max_tokens=8), GenerateRequest("hi", max_tokens=8)]
         )

@@ -15,13 +15,13 @@ import pytest
 
 from harness.errors import HarnessError, ModelLoadError
 from harness.models import backends
+from harness.models.support import parse_bool
 from harness.models.vllm.support import (
     VLLMOptions,
     convert,
     error_line,
     in_daemon,
     kind_of,
-    parse_bool,
     unexpected_keyword,
     validation_error,
 )

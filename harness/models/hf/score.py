@@ -27,7 +27,8 @@ from typing import Any
 import torch
 
 from harness.models.hf.prefix import SharedPrefix, prefixed_mask
-from harness.models.hf.tree import Row, Score, score_trie, trie_size, usable
+from harness.models.hf.tree import Score, score_trie, trie_size, usable
+from harness.models.local import Row
 
 SHARE_MIN_SAVING = 0.3
 TREE_MIN_SAVING = 0.1  # one pass, no cache copy: a smaller saving pays

@@ -26,8 +26,8 @@ from typing import Any
 import torch
 
 from harness.models.hf.prefix import SharedPrefix
+from harness.models.local import Row
 
-Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
 Score = tuple[float, bool]  # summed log-probability, every scored token is the argmax
 
 TREE_ATTENTION = ("sdpa", "eager")  # implementations that use a custom 4D mask as given

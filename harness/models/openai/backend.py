@@ -49,8 +49,8 @@ from harness.models.openai.parse import (
     prompt_logprobs,
     rolling_score,
     token_count,
-    trim_at_stop,
 )
+from harness.models.support import trim_at_stop
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
