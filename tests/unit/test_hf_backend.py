@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness import plugins
 from harness.errors import HarnessError, ModelLoadError, UnknownNameError
 from harness.models import aliases, backends
 from harness.models.backends import load_model, parse_model_args
@@ -115,16 +117,25 @@ def test_entry_point_backend(monkeypatch: pytest.MonkeyPatch, model: HFModel) ->
         return model
 
     class FakeEntryPoint:
-        name, value = "plug", "plugin_pkg:factory"
+        name, value, group = "plug", "plugin_pkg:factory", "harness.models"
 
         def load(self) -> object:
             return factory
 
-    monkeypatch.setattr(backends, "_entry_points", lambda: {"plug": FakeEntryPoint()})
-    monkeypatch.setattr(backends, "_FACTORIES", dict(backends._FACTORIES))
-    assert "plug" in backends.available_backends()
-    assert load_model("plug:some/model", {"k": "v"}, "auto") is model
-    assert calls == [("some/model", {"k": "v"}, "auto")]
+    def entry_points(group: str) -> list[Any]:
+        return [FakeEntryPoint()] if group == "harness.models" else []
+
+    monkeypatch.setattr(plugins, "entry_points", entry_points)
+    for attr in ("items", "origins", "_checked"):
+        monkeypatch.setattr(backends.BACKENDS, attr, copy.copy(getattr(backends.BACKENDS, attr)))
+    plugins.refresh()
+    try:
+        assert "plug" in backends.available_backends()
+        assert load_model("plug:some/model", {"k": "v"}, "auto") is model
+        assert calls == [("some/model", {"k": "v"}, "auto")]
+    finally:
+        monkeypatch.undo()
+        plugins.refresh()
 
 
 # -- loading and identity ---------------------------------------------------------------------
