@@ -19,7 +19,7 @@ from typing import Any
 
 
 def _harness(model_dir: str, batch_size: str) -> Any:
-    from harness.models.hf import HFModel
+    from harness.models.hf.backend import HFModel
     from harness.requests import GenerateRequest, LoglikelihoodRequest
 
     bs: Any = "auto" if batch_size == "auto" else int(batch_size)

@@ -63,7 +63,7 @@ import json, sys, time
 t_spawn = float(sys.argv[1]); out = sys.argv[2]; argv = sys.argv[3:]
 marks = {"python_started": time.time() - t_spawn}
 import harness.cli.main as cli
-import harness.models.registry as reg
+import harness.models.backends as reg
 marks["cli_imported"] = time.time() - t_spawn
 heavy = lambda: sorted({m.split('.')[0] for m in sys.modules}
                       & {"torch", "transformers", "datasets", "pyarrow"})

@@ -5,7 +5,7 @@ each technique switched on and off in alternated runs (same answers required):
 
 - shared-context scoring (multiple choice): one context pass per item, its KV cache reused for
   every choice, vs one forward pass per (context + choice) row;
-- token tries (multiple choice, ``hf_tree``): every distinct token prefix of a batch fed once,
+- token tries (multiple choice, ``hf.tree``): every distinct token prefix of a batch fed once,
   in one pass with a custom attention mask, vs the two-pass shared-context way;
 - the greedy decoding loop vs ``model.generate`` (greedy, per-row ``RowStopper``);
 - compacting finished rows out of the generation batch vs keeping them to the end;
@@ -75,9 +75,10 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(int(ENV["OMP_NUM_THREADS"]))
-    import harness.models.hf as hf
-    from harness.models import hf_generate, hf_prefix
-    from harness.models.hf import HFModel
+    import harness.models.hf.backend as hf
+    from harness.models.hf import generate as hf_generate
+    from harness.models.hf import prefix as hf_prefix
+    from harness.models.hf.backend import HFModel
     from harness.requests import GenerateRequest, LoglikelihoodRequest
 
     write_mc_task()

@@ -47,7 +47,7 @@ def load(cfg: RunConfig) -> LM:
         from harness.models.parallel import DataParallelLM
 
         return DataParallelLM(cfg.model, cfg.model_args, cfg.batch_size, cfg.data_parallel)
-    from harness.models.registry import load_model
+    from harness.models.backends import load_model
 
     return load_model(cfg.model, cfg.model_args, cfg.batch_size)
 

@@ -3,7 +3,9 @@
 A ``Registry`` holds the items that built-in modules register with a decorator when imported
 (imported lazily, the first time a name is looked up), and falls back to the plugin entry points
 of its group: an entry point named after the item, whose module registers it on import or whose
-object is the item itself.
+object is the item itself. Built-in modules given as a mapping (name → module) are imported one
+by one, only when their own name is looked up (model backends: ``hf:`` never imports vLLM); a
+name whose module needs a package that is not installed is one error line.
 
 A plugin entry point with a built-in's name never silently wins or loses: the built-in is used,
 and the first lookup of that name prints a warning naming both (``harness plugins list --check``
@@ -13,7 +15,7 @@ fails on it). Unknown names list the near names and point at ``harness <kind>s l
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 from harness import plugins
@@ -23,14 +25,25 @@ T = TypeVar("T")
 
 
 class Registry(Generic[T]):
-    """Named items of one kind, from built-in modules and one entry-point group."""
+    """Named items of one kind, from built-in modules and one entry-point group.
 
-    def __init__(self, kind: str, group: str, builtin_modules: Sequence[str] = (),
+    The ``*_error`` methods word the errors of a lookup; a registry whose messages differ (the
+    model backends' name ``--model``) overrides them."""
+
+    def __init__(self, kind: str, group: str,
+                 builtin_modules: Sequence[str] | Mapping[str, str] = (),
                  from_object: Callable[[str, object], T] | None = None,
                  list_known: bool = False, plural: str | None = None) -> None:
         self.kind = kind  # what an item is called in messages, e.g. "metric"
         self.group = group  # entry-point group plugins register under
-        self.builtin_modules = tuple(builtin_modules)  # modules that register built-ins
+        by_name = isinstance(builtin_modules, Mapping)
+        # built-in name → the module registering it (imported when that name is looked up);
+        # empty when the built-in modules come as a sequence (all imported at the first lookup)
+        self.builtin_names: dict[str, str] = (
+            dict(builtin_modules) if isinstance(builtin_modules, Mapping) else {})
+        self.builtin_modules = tuple(dict.fromkeys(  # modules that register built-ins
+            self.builtin_names.values() if by_name else builtin_modules))
+        self._by_name = by_name  # built-ins imported one name at a time
         self.items: dict[str, T] = {}  # registered items by name
         self.plural = plural or f"{kind}s"  # command group listing them: harness <plural> list
         self.origins: dict[str, str] = {}  # name → "plugin:<dist>==<version>" (plugin items)
@@ -48,6 +61,8 @@ class Registry(Generic[T]):
 
     def is_builtin(self, name: str) -> bool:
         """Whether *name* is registered by the harness's own code."""
+        if name in self.builtin_names:
+            return True
         return name in self.items and module_of(self.items[name]).partition(".")[0] == "harness"
 
     def origin(self, name: str) -> str:
@@ -80,20 +95,37 @@ class Registry(Generic[T]):
         for mod in self.builtin_modules:
             importlib.import_module(mod)
 
+    def _load_builtin(self, name: str) -> None:
+        """Import what may register *name*: every built-in module, or by name only its own."""
+        if not self._by_name:
+            self.load_builtins()
+            return
+        module = self.builtin_names.get(name)
+        if module is None or name in self.items:
+            return
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise self.missing_dependency_error(name, e) from e
+        if name not in self.items:  # pragma: no cover - a wiring mistake, not a user error
+            raise HarnessError(f"{self.kind} {name!r}: module {module} did not register it")
+
     def plugin_names(self) -> list[str]:
         """Names offered by installed plugins (listed without importing them)."""
         return [p.name for p in plugins.discover(self.group)]
 
     def names(self) -> list[str]:
-        """Every name ``get`` accepts: built-in, registered, and plugin entry points."""
-        self.load_builtins()
-        return sorted(set(self.items) | set(self.plugin_names()))
+        """Every name ``get`` accepts: built-in, registered, and plugin entry points (built-ins
+        given by name are listed without importing them)."""
+        if not self._by_name:
+            self.load_builtins()
+        return sorted(set(self.builtin_names) | set(self.items) | set(self.plugin_names()))
 
     def get(self, name: str) -> T:
         """The item called *name*; unknown names raise ``UnknownNameError`` with a hint."""
         if name in self._checked:  # the fast path: once per name and process
             return self.items[name]
-        self.load_builtins()
+        self._load_builtin(name)
         if name in self.items:
             self._check_shadowing(name)
             return self.items[name]
@@ -102,19 +134,37 @@ class Registry(Generic[T]):
             try:
                 obj = plugins.load(plugin)  # a module using the decorator registers on import
             except plugins.PluginError as e:
-                raise plugins.PluginError(f"{self.kind} {name!r}: {e}") from e
+                raise self.plugin_error(name, plugin, e) from e
             self.origins[name] = plugin.origin
             if name not in self.items:
                 if not callable(obj) or self._from_object is None:
-                    raise HarnessError(f"{self.kind} {name!r}: plugin {plugin.label}: "
-                                       f"{plugin.value} is not callable")
+                    raise self.not_callable_error(name, plugin)
                 self.items[name] = self._from_object(name, obj)
             self._checked.add(name)
             return self.items[name]
-        known = self.names()
+        raise self.unknown_error(name, self.names())
+
+    # -- the errors of a lookup -----------------------------------------------------------------
+
+    def unknown_error(self, name: str, known: list[str]) -> HarnessError:
+        """*name* is neither built in nor offered by a plugin; *known* are the names that are."""
         tail = f"; known {self.plural}: {', '.join(known)}" if self._list_known else ""
-        raise UnknownNameError(f"unknown {self.kind} {name!r}{did_you_mean(name, known)}{tail}"
-                               f" (every {self.kind}: harness {self.plural} list)")
+        return UnknownNameError(f"unknown {self.kind} {name!r}{did_you_mean(name, known)}{tail}"
+                                f" (every {self.kind}: harness {self.plural} list)")
+
+    def missing_dependency_error(self, name: str, e: ImportError) -> HarnessError:
+        """The module of the built-in *name* (given by name) needs a package not installed."""
+        return HarnessError(f"{self.kind} {name!r} needs a package that is not installed ({e})")
+
+    def plugin_error(self, name: str, plugin: plugins.Plugin,
+                     e: plugins.PluginError) -> HarnessError:
+        """The plugin entry point offering *name* failed to import."""
+        return plugins.PluginError(f"{self.kind} {name!r}: {e}")
+
+    def not_callable_error(self, name: str, plugin: plugins.Plugin) -> HarnessError:
+        """The plugin entry point offering *name* is neither registered nor callable."""
+        return HarnessError(f"{self.kind} {name!r}: plugin {plugin.label}: {plugin.value} is "
+                            "not callable")
 
 
 def module_of(item: object) -> str:

@@ -102,7 +102,7 @@ def eval_command(
     from harness.cli.run_tables import print_results
     from harness.config import RunConfig
     from harness.evaluate import evaluate
-    from harness.models.registry import parse_model_args
+    from harness.models.backends import parse_model_args
     from harness.strategies import check_strategy
 
     if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):

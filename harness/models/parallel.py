@@ -45,7 +45,7 @@ def _worker(spec: str, model_args: dict[str, str], batch_size: int | Literal["au
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
     except ImportError:
         pass
-    from harness.models.registry import load_model
+    from harness.models.backends import load_model
 
     try:
         model = load_model(spec, model_args, batch_size)

@@ -78,8 +78,8 @@ def test_hf_vllm_openai_agree(
     assert proc.returncode == 0, proc.stderr[-3000:]
     same(hf, samples(out), "vllm")
 
-    if importlib.util.find_spec("harness.models.openai_compat") is None:
-        pytest.skip("the openai backend (harness/models/openai_compat.py) is not there yet")
+    if importlib.util.find_spec("harness.models.openai.backend") is None:
+        pytest.skip("the openai backend (harness/models/openai/backend.py) is not there yet")
     from harness.models.aliases import resolve_alias
 
     src = resolve_alias("smollm2-135m")  # the fp32 folder the hf leg converted

@@ -89,7 +89,7 @@ def test_gemma_generates_and_scores() -> None:
         pytest.fail(why) if os.environ.get("CI") else pytest.skip(why)
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from harness.models.registry import load_model
+    from harness.models.backends import load_model
     from harness.requests import GenerateRequest, LoglikelihoodRequest
 
     lm = load_model("hf:gemma3-270m", {"device": "cpu"}, 4)

@@ -35,13 +35,13 @@ def base_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def hf_model() -> Any:
     pytest.importorskip("torch")
-    from harness.models.hf import HFModel
+    from harness.models.hf.backend import HFModel
 
     return HFModel(NAME, {"device": "cpu"}, batch_size=4)
 
 
 def _model(base_url: str, **args: str) -> Any:
-    from harness.models.openai_compat import OpenAIModel
+    from harness.models.openai.backend import OpenAIModel
 
     return OpenAIModel(NAME, {"base_url": base_url, **args})
 
@@ -127,7 +127,7 @@ def test_tokens_and_identity(base_url: str, hf_model: Any) -> None:
 
 
 def test_wrong_model_name(base_url: str, tmp_path: Path) -> None:
-    from harness.models.openai_compat import OpenAIModel
+    from harness.models.openai.backend import OpenAIModel
 
     with pytest.raises(ModelLoadError) as e:
         OpenAIModel("smollm2", {"base_url": base_url})

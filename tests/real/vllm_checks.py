@@ -19,7 +19,7 @@ LONG_TEXT = " ".join(f"item {i} is {i * 7 % 13}." for i in range(300))  # > 1 sc
 def errors() -> dict[str, str]:
     """Bad --model-args, each rejected before any engine starts."""
     from harness.errors import HarnessError
-    from harness.models.vllm import VLLMModel
+    from harness.models.vllm.backend import VLLMModel
 
     out: dict[str, str] = {}
     for label, args in {
@@ -40,7 +40,7 @@ def errors() -> dict[str, str]:
 
 def main(path: str) -> None:
     from harness.models.base import ChatTurn
-    from harness.models.vllm import VLLMModel
+    from harness.models.vllm.backend import VLLMModel
     from harness.process import end_process
     from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest
 

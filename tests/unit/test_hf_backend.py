@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -14,16 +15,17 @@ from typing import Any
 
 import pytest
 
+from harness import plugins
 from harness.errors import HarnessError, ModelLoadError, UnknownNameError
-from harness.models import aliases, registry
+from harness.models import aliases, backends
+from harness.models.backends import load_model, parse_model_args
 from harness.models.base import ChatTurn
-from harness.models.registry import load_model, parse_model_args
 from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from harness.models.hf import HFModel  # noqa: E402
+from harness.models.hf.backend import HFModel  # noqa: E402
 
 PROMPTS = [
     "The capital of France is",
@@ -79,7 +81,7 @@ def ref_loglikelihood(
 
 def test_registry_import_is_cheap() -> None:
     code = (
-        "import sys, harness.models.registry; "
+        "import sys, harness.models.backends; "
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -115,16 +117,25 @@ def test_entry_point_backend(monkeypatch: pytest.MonkeyPatch, model: HFModel) ->
         return model
 
     class FakeEntryPoint:
-        name, value = "plug", "plugin_pkg:factory"
+        name, value, group = "plug", "plugin_pkg:factory", "harness.models"
 
         def load(self) -> object:
             return factory
 
-    monkeypatch.setattr(registry, "_entry_points", lambda: {"plug": FakeEntryPoint()})
-    monkeypatch.setattr(registry, "_FACTORIES", dict(registry._FACTORIES))
-    assert "plug" in registry.available_backends()
-    assert load_model("plug:some/model", {"k": "v"}, "auto") is model
-    assert calls == [("some/model", {"k": "v"}, "auto")]
+    def entry_points(group: str) -> list[Any]:
+        return [FakeEntryPoint()] if group == "harness.models" else []
+
+    monkeypatch.setattr(plugins, "entry_points", entry_points)
+    for attr in ("items", "origins", "_checked"):
+        monkeypatch.setattr(backends.BACKENDS, attr, copy.copy(getattr(backends.BACKENDS, attr)))
+    plugins.refresh()
+    try:
+        assert "plug" in backends.available_backends()
+        assert load_model("plug:some/model", {"k": "v"}, "auto") is model
+        assert calls == [("some/model", {"k": "v"}, "auto")]
+    finally:
+        monkeypatch.undo()
+        plugins.refresh()
 
 
 # -- loading and identity ---------------------------------------------------------------------
@@ -262,7 +273,7 @@ def test_add_bos_token_arg(tiny_model_dir: Path, model: HFModel) -> None:
 def test_long_prompt_left_truncated(tiny_model_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
     lm = HFModel(str(tiny_model_dir), {"max_length": "32"}, batch_size=2)
     long_prompt = " ".join(PROMPTS)
-    with caplog.at_level(logging.WARNING, logger="harness.models.hf"):
+    with caplog.at_level(logging.WARNING, logger="harness.models.local"):
         out = lm.generate(
             [GenerateRequest(long_prompt, max_tokens=8), GenerateRequest("hi", max_tokens=8)]
         )

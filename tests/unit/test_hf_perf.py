@@ -16,8 +16,9 @@ from harness.requests import Collator, GenerateRequest, LoglikelihoodRequest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from harness.models import hf_generate, hf_score  # noqa: E402
-from harness.models.hf import HFModel  # noqa: E402
+from harness.models.hf import generate as hf_generate  # noqa: E402
+from harness.models.hf import score as hf_score  # noqa: E402
+from harness.models.hf.backend import HFModel  # noqa: E402
 
 CONTEXTS = [
     "Question: What is 2+3? Answer:",
@@ -57,7 +58,7 @@ def test_shared_context_scoring_matches_separate(tiny_model_dir: Path,
     calls: list[bool] = []
     forward = lm._model.forward
 
-    def spy(*args: Any, **kwargs: Any) -> Any:  # a 4D mask: the trie way (hf_tree)
+    def spy(*args: Any, **kwargs: Any) -> Any:  # a 4D mask: the trie way (hf.tree)
         mask = kwargs.get("attention_mask")
         calls.append(mask is not None and mask.dim() == 4)
         return forward(*args, **kwargs)

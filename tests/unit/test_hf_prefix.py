@@ -15,8 +15,8 @@ from harness.requests import GenerateRequest, LoglikelihoodRequest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from harness.models import hf_prefix  # noqa: E402
-from harness.models.hf import HFModel  # noqa: E402
+from harness.models.hf import prefix as hf_prefix  # noqa: E402
+from harness.models.hf.backend import HFModel  # noqa: E402
 
 SHOTS = ("Q: 12 + 30 = ?\nA: 42\n\nQ: 7 + 8 = ?\nA: 15\n\nQ: 100 + 1 = ?\nA: 101\n\n"
          "Q: 55 + 45 = ?\nA: 100\n\n")

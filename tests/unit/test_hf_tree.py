@@ -1,4 +1,4 @@
-"""Token tries (hf_tree): a scoring batch fed as its distinct token prefixes, in one forward pass
+"""Token tries (hf.tree): a scoring batch fed as its distinct token prefixes, in one forward pass
 with a custom attention mask, gives the scores separate passes give (tiny random Llama), with
 either attention implementation, with a kept shared prompt prefix, packed into several rows,
 and falls back when it must."""
@@ -17,8 +17,9 @@ from harness.requests import LoglikelihoodRequest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from harness.models import hf_score, hf_tree  # noqa: E402
-from harness.models.hf import HFModel  # noqa: E402
+from harness.models.hf import score as hf_score  # noqa: E402
+from harness.models.hf import tree as hf_tree  # noqa: E402
+from harness.models.hf.backend import HFModel  # noqa: E402
 
 SHOTS = "Q: 12 + 30 = ?\nA: 42\n\nQ: 7 + 8 = ?\nA: 15\n\nQ: 100 + 1 = ?\nA: 101\n\n"
 QUESTIONS = ["Q: 1 + 1 = ?\nA:", "Q: 250 + 250 = ?\nA:", "Q: 123456 + 654321 = ?\nA:", "Hi"]
@@ -141,7 +142,7 @@ def test_probe_catches_a_model_that_ignores_the_mask(tiny_model_dir: Path) -> No
 
 def test_model_failing_the_probe_scores_in_two_passes(tiny_model_dir: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness.models.hf as hf
+    import harness.models.hf.backend as hf
 
     monkeypatch.setattr(hf, "tree_agrees", lambda *a: False)
     lm = HFModel(str(tiny_model_dir), {}, batch_size=64)

@@ -161,7 +161,7 @@ def test_cached_and_local_models_load_with_the_hub_unreachable(
     _into_hf_cache(tiny_model_dir, tmp_path / "hf_home", "org/tiny")
     code = textwrap.dedent(f"""
         import time
-        from harness.models.registry import load_model
+        from harness.models.backends import load_model
         from harness.requests import GenerateRequest
         for name in ("hf:org/tiny", "hf:{tiny_model_dir}"):
             t0 = time.perf_counter()

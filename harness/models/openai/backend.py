@@ -1,7 +1,7 @@
 """``openai:NAME`` backend: any server with an OpenAI-compatible API (``vllm serve``, ...).
 
 NAME is the served model name. Requests go out concurrently (``max_concurrency`` in flight),
-each retried on its own (see :mod:`harness.models.openai_http`); every response is reported
+each retried on its own (see :mod:`harness.models.openai.http`); every response is reported
 through ``on_done`` as soon as it is final, so a run that stops keeps what finished.
 
 - generation: ``/completions`` (``api=completions``, default) or ``/chat/completions``
@@ -24,8 +24,9 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
+from harness.models.backends import backend
 from harness.models.base import LM, ModelIdentity, OnDone
-from harness.models.openai_http import (
+from harness.models.openai.http import (
     ApiError,
     BadResponse,
     Client,
@@ -36,7 +37,7 @@ from harness.models.openai_http import (
     run_bounded,
     run_sync,
 )
-from harness.models.openai_parse import (
+from harness.models.openai.parse import (
     OpenAIOptions,
     chat_text,
     check_probe,
@@ -48,9 +49,8 @@ from harness.models.openai_parse import (
     prompt_logprobs,
     rolling_score,
     token_count,
-    trim_at_stop,
 )
-from harness.models.registry import backend
+from harness.models.support import trim_at_stop
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,

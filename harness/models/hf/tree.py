@@ -25,9 +25,9 @@ from typing import Any
 
 import torch
 
-from harness.models.hf_prefix import SharedPrefix
+from harness.models.hf.prefix import SharedPrefix
+from harness.models.local import Row
 
-Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
 Score = tuple[float, bool]  # summed log-probability, every scored token is the argmax
 
 TREE_ATTENTION = ("sdpa", "eager")  # implementations that use a custom 4D mask as given
@@ -116,7 +116,7 @@ def score_trie(model: Any, rows: list[Row], live: list[int], pad: int, keep_arg:
                out: list[Score], prefix: SharedPrefix | None) -> bool:
     """Score the ``live`` rows into ``out`` in one forward pass; False (nothing done) when the
     mask would exceed ``MASK_BUDGET``."""
-    # what every row starts with may already be cached (hf_prefix); each row keeps the token
+    # what every row starts with may already be cached (hf.prefix); each row keeps the token
     # that predicts its first target
     cap = min(len(rows[i][0]) - rows[i][1] for i in live) - 1
     packs = _pack(rows, live, 0)

@@ -4,7 +4,7 @@ per-row stopping during batched generation."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,21 +12,11 @@ import torch
 from transformers import StoppingCriteria
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
+from harness.models.support import bad_arg, parse_bool
 
 ACCEPTED_ARGS: tuple[str, ...] = ("dtype", "device", "revision", "trust_remote_code")
 ACCEPTED_ARGS += ("max_length", "gguf_file", "add_bos_token")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
-def bad_arg(key: str, expected: str, value: str) -> HarnessError:
-    return HarnessError(f"--model-args: {key} must be {expected}, got {value!r}")
-
-
-def parse_bool(key: str, value: str) -> bool:
-    v = value.strip().lower()
-    if v not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-        raise bad_arg(key, "true or false", value)
-    return v in ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -71,11 +61,6 @@ class HFOptions:
         )
 
 
-def first_line(e: BaseException) -> str:
-    lines = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
-
-
 def is_oom(e: BaseException) -> bool:
     oom = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
     return isinstance(e, oom) or (isinstance(e, RuntimeError) and "out of memory" in str(e).lower())
@@ -93,11 +78,6 @@ def resolve_device(device: str) -> str:
                 f"--model-args device={device}: only {torch.cuda.device_count()} CUDA device(s)"
             )
     return device
-
-
-def trim_at_stop(text: str, stops: Sequence[str]) -> str:
-    cuts = [i for i in (text.find(s) for s in stops if s) if i >= 0]
-    return text[: min(cuts)] if cuts else text
 
 
 @dataclass

@@ -1,15 +1,15 @@
 """vLLM backend, in process: ``vllm:NAME``, NAME an alias, a local HF folder or a hub id.
 
 ``--model-args`` go to ``vllm.LLM`` (``tensor_parallel_size=2,max_model_len=4096,...``), their
-strings converted to the types of vLLM's engine arguments. Prompts are tokenized here, exactly
-as the hf backend does (no special tokens, BOS in front when the tokenizer adds it by default),
-and sent as token ids, so both backends see the same tokens. Every request of one method call
-is queued in the engine at once (its scheduler batches them) and the engine is stepped here, so
-each response is reported through ``on_done`` the moment it finishes.
+strings converted to the types of vLLM's engine arguments. Prompts are tokenized here by the
+code the hf backend uses too (:mod:`harness.models.local`) and sent as token ids, so both
+backends see the same tokens. Every request of one method call is queued in the engine at once
+(its scheduler batches them) and the engine is stepped here, so each response is reported
+through ``on_done`` the moment it finishes.
 
 Loglikelihood reads vLLM's prompt logprobs of context+continuation (``max_tokens=1``): the
-scored tokens start at the first token whose end offset lies past the context, as in hf.py, and
-``is_greedy`` holds when each scored token has rank 1.
+scored tokens start at the first token whose end offset lies past the context, as in the hf
+backend, and ``is_greedy`` holds when each scored token has rank 1.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 from harness.errors import HarnessError
-from harness.models.base import LM, ModelIdentity, OnDone, render_chat
-from harness.models.registry import backend
-from harness.models.vllm_support import (
+from harness.models.backends import backend
+from harness.models.base import LM, ModelIdentity, OnDone
+from harness.models.local import LocalLM, Row
+from harness.models.support import trim_at_stop
+from harness.models.vllm.support import (
     VLLMOptions,
     engine_signature,
     error_line,
@@ -38,26 +40,22 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
-from harness.tasks.chat import ChatTurn
 
 log = logging.getLogger(__name__)
 
 Args: TypeAlias = "dict[str, str]"
 Size: TypeAlias = "int | Literal['auto']"
-Row = tuple[list[int], int]  # token ids, number of tokens at the end to score
 
 
-class VLLMModel(LM):
+class VLLMModel(LocalLM):
     """A causal LM run by ``vllm.LLM`` in this process (its engine core in a child process)."""
 
     def __init__(self, name: str, model_args: Args | None = None, batch_size: Size = 1) -> None:
         # batch_size is not used: vLLM's scheduler batches by memory (max_num_seqs caps it)
         self._args = dict(model_args or {})
         self._name = name
+        self._label = f"vllm:{name}"
         vllm = import_vllm(name)
-        from harness.models.hf_support import trim_at_stop
-
-        self._trim_at_stop = trim_at_stop
         accepted, kinds = engine_signature(vllm)
         opts = VLLMOptions.parse(self._args, accepted, lambda k: kinds.get(k, "auto"))
         in_daemon(name, opts.engine)
@@ -65,8 +63,9 @@ class VLLMModel(LM):
         self._vllm = vllm
         self._llm = start_engine(vllm, name, src, opts.engine)
         try:
-            self._tok: Any = self._llm.get_tokenizer()
-            self._setup_tokens(opts)
+            gen = self._llm.llm_engine.model_config.try_get_generation_config() or {}
+            self._init_tokens(self._llm.get_tokenizer(), gen.get("eos_token_id"),
+                              opts.add_bos_token)
         except Exception:
             self.close()
             raise
@@ -83,22 +82,6 @@ class VLLMModel(LM):
             args=self._args,
         )
 
-    def _setup_tokens(self, opts: VLLMOptions) -> None:
-        tok = self._tok
-        self._bos: int | None = tok.bos_token_id
-        eos: set[int] = {tok.eos_token_id} if tok.eos_token_id is not None else set()
-        gen = self._llm.llm_engine.model_config.try_get_generation_config() or {}
-        gen_eos = gen.get("eos_token_id")
-        eos |= set(gen_eos if isinstance(gen_eos, list) else [] if gen_eos is None else [gen_eos])
-        self._eos = eos
-        bos = [self._bos] if self._bos is not None else []
-        default_bos = (
-            bool(bos)
-            and tok("a").input_ids[:1] == bos != tok("a", add_special_tokens=False).input_ids[:1]
-        )
-        self._add_bos = default_bos if opts.add_bos_token is None else opts.add_bos_token
-        self._cache: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
-
     def _device(self) -> str:
         from vllm.platforms import current_platform
 
@@ -113,35 +96,6 @@ class VLLMModel(LM):
     def identity(self) -> ModelIdentity:
         """Identity of the loaded model."""
         return self._identity
-
-    # -- tokenization -------------------------------------------------------------------------
-
-    def _encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
-        """Token ids (no special tokens added) and character offsets, cached per string."""
-        if text not in self._cache:
-            enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True)
-            offsets = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
-            self._cache[text] = (list(enc["input_ids"]), offsets)
-        return self._cache[text]
-
-    def _with_bos(self, ids: list[int], force: bool = False) -> list[int]:
-        if self._bos is not None and (force or self._add_bos) and ids[:1] != [self._bos]:
-            return [self._bos, *ids]
-        return ids
-
-    def _prompt_ids(self, req: GenerateRequest) -> list[int]:
-        ids = self._with_bos(self._encode(req.prompt)[0], force=not req.prompt)
-        if not ids:
-            raise HarnessError(f"vllm:{self._name}: cannot generate from an empty prompt")
-        limit = self.max_length - req.max_tokens
-        if len(ids) > limit:
-            log.warning("prompt of %d tokens cut from the left to %d", len(ids), limit)
-            keep = ids[:1] if ids[:1] == [self._bos] and limit > 1 else []
-            ids = keep + ids[len(ids) - limit + len(keep) :]
-        return ids
-
-    def _decode(self, ids: list[int]) -> str:
-        return str(self._tok.decode(ids, skip_special_tokens=True))
 
     # -- the engine loop ------------------------------------------------------------------------
 
@@ -197,12 +151,7 @@ class VLLMModel(LM):
 
         Sampled requests get a seed from (engine seed, prompt, repeat number), so their output
         does not depend on which other requests share the call."""
-        self._cache.clear()
-        for r in requests:
-            if not 1 <= r.max_tokens < self.max_length:
-                raise HarnessError(
-                    f"max_tokens must be in 1..{self.max_length - 1}: {r.max_tokens}"
-                )
+        self._start_generate(requests)
         seen: dict[str, int] = {}
         params = []
         for r in requests:
@@ -221,7 +170,7 @@ class VLLMModel(LM):
             r = requests[k]
             toks = list(out.outputs[0].token_ids)[: r.max_tokens]
             toks = toks[: next((i for i, t in enumerate(toks) if t in self._eos), len(toks))]
-            results[k] = GenerateResponse(self._trim_at_stop(self._decode(toks), r.stop), len(toks))
+            results[k] = GenerateResponse(trim_at_stop(self._decode(toks), r.stop), len(toks))
             if on_done:
                 on_done(k, results[k])
 
@@ -240,12 +189,7 @@ class VLLMModel(LM):
         The scored tokens start at the first token whose end offset lies past the context, so a
         token that merges the end of the context with the start of the continuation is scored.
         """
-        self._cache.clear()
-        unique = sorted(set(requests), key=lambda r: (r.context, r.continuation))
-        where: dict[LoglikelihoodRequest, list[int]] = {}
-        for i, r in enumerate(requests):
-            where.setdefault(r, []).append(i)
-        rows = [self._ll_row(r) for r in unique]
+        unique, rows, where = self._loglikelihood_rows(requests)
         by_req: dict[LoglikelihoodRequest, LoglikelihoodResponse] = {}
 
         def finish(j: int, lp: float, greedy: bool) -> None:
@@ -258,20 +202,9 @@ class VLLMModel(LM):
         self._score(rows, finish)
         return [by_req[r] for r in requests]
 
-    def _ll_row(self, req: LoglikelihoodRequest) -> Row:
-        if not req.continuation:
-            return [], 0
-        ids, offsets = self._encode(req.context + req.continuation)
-        start = next((i for i, (_, end) in enumerate(offsets) if end > len(req.context)), len(ids))
-        full = self._with_bos(ids, force=not req.context)
-        # shift past an added BOS; without BOS the first token has no prediction to score
-        start = max(1, start + len(full) - len(ids))
-        n = len(full) - start
-        window = self._window()
-        if len(full) - 1 > window:
-            log.warning("loglikelihood input of %d tokens cut from the left", len(full) - 1)
-            full, n = full[-(window + 1) :], min(n, window)
-        return full, n
+    def _describe(self, e: BaseException) -> str:
+        """An exception from vLLM's tokenizer in one line (pydantic errors name the field)."""
+        return error_line(e)
 
     def _window(self) -> int:
         """Most tokens one prompt can score: the prompt plus one generated token must fit."""
@@ -285,16 +218,7 @@ class VLLMModel(LM):
         Tokens are scored in disjoint windows of ``max_model_len - 2`` predictions; each window
         is fed the token just before it, so context does not carry over between windows.
         """
-        self._cache.clear()
-        rows: list[Row] = []
-        owners: list[int] = []
-        window = self._window()
-        for k, r in enumerate(requests):
-            toks = self._with_bos(self._encode(r.text)[0], force=True)
-            for a in range(1, len(toks), window):
-                b = min(a + window, len(toks))
-                rows.append((toks[a - 1 : b], b - a))
-                owners.append(k)
+        rows, owners = self._rolling_rows(requests)
         totals = [0.0] * len(requests)
         left = [0] * len(requests)
         for k in owners:
@@ -332,16 +256,6 @@ class VLLMModel(LM):
             finish(live[k], total, greedy)
 
         self._run([rows[j][0] for j in live], [params] * len(live), done)
-
-    def count_tokens(self, text: str) -> int | None:
-        """Tokens of ``text`` in vLLM's tokenizer, without special tokens."""
-        return len(self._tok(text, add_special_tokens=False)["input_ids"])
-
-    # -- chat -----------------------------------------------------------------------------------
-
-    def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
-        """Render *turns* with the tokenizer's chat template, opening the assistant's turn."""
-        return render_chat(self._tok, turns, f"vllm:{self._name}", error_line)
 
     def close(self) -> None:
         """Shut the engine (and its worker processes) down."""

@@ -1,6 +1,6 @@
 """Support for the ``openai:`` backend: ``--model-args`` parsing and reading server answers.
 
-Every reader raises :class:`~harness.models.openai_http.BadResponse` for an answer it cannot
+Every reader raises :class:`~harness.models.openai.http.BadResponse` for an answer it cannot
 use (the client retries those a limited number of times), so a missing field never turns into
 a silently wrong score.
 """
@@ -17,7 +17,8 @@ from typing import Any
 import httpx
 
 from harness.errors import HarnessError, did_you_mean
-from harness.models.openai_http import BadResponse
+from harness.models.openai.http import BadResponse
+from harness.models.support import bad_arg
 
 ACCEPTED_ARGS: tuple[str, ...] = (
     "base_url", "api_key_env", "api", "max_concurrency", "timeout", "max_retries", "backoff",
@@ -25,10 +26,6 @@ ACCEPTED_ARGS: tuple[str, ...] = (
 )
 BASE_URL_ENV = "OPENAI_BASE_URL"
 CHAT_MARKER = "<|chat-messages|>"  # prompts made by apply_chat_template with api=chat
-
-
-def bad_arg(key: str, expected: str, value: str) -> HarnessError:
-    return HarnessError(f"--model-args: {key} must be {expected}, got {value!r}")
 
 
 def _number(args: dict[str, str], key: str, default: float, low: float, integer: bool) -> float:
@@ -288,9 +285,3 @@ def decode_chat(prompt: str) -> list[dict[str, str]]:
             "--strategy direct, or api=completions without --apply-chat-template"
         )
     return messages
-
-
-def trim_at_stop(text: str, stops: Sequence[str]) -> str:
-    """Cut *text* before the first occurrence of any stop sequence."""
-    cuts = [i for i in (text.find(s) for s in stops if s) if i >= 0]
-    return text[: min(cuts)] if cuts else text

@@ -1,10 +1,6 @@
 """HF transformers backend: ``hf:NAME``, NAME an alias, a local folder or .gguf file, or a hub id.
 
-Tokenization: text is tokenized without special tokens and BOS is put in front when the
-tokenizer would add it by default (or ``add_bos_token=true``), unless the text already starts
-with it (chat-template output). Scoring (``loglikelihood``, ``loglikelihood_rolling``) always
-conditions the first token on BOS when the tokenizer has one; without BOS the first token of
-a text with empty context cannot be scored and is skipped.
+Tokenization and BOS handling are those of every local backend (:mod:`harness.models.local`).
 """
 
 from __future__ import annotations
@@ -26,15 +22,17 @@ from harness.models.aliases import (
     quiet_progress,
     resolve_source,
 )
-from harness.models.base import LM, ModelIdentity, OnDone, render_chat
-from harness.models.hf_batching import AUTO_BATCH_START, BatchingMixin
-from harness.models.hf_generate import greedy, sample
-from harness.models.hf_prefix import SharedPrefix
-from harness.models.hf_score import plan, prefix_key, score_batch
-from harness.models.hf_support import DTYPES, HFOptions, first_line, resolve_device, trim_at_stop
-from harness.models.hf_tree import TREE_ATTENTION, Row, tree_agrees
+from harness.models.backends import backend
+from harness.models.base import LM, ModelIdentity, OnDone
+from harness.models.hf.batching import AUTO_BATCH_START, BatchingMixin
+from harness.models.hf.generate import greedy, sample
+from harness.models.hf.prefix import SharedPrefix
+from harness.models.hf.score import plan, prefix_key, score_batch
+from harness.models.hf.support import DTYPES, HFOptions, resolve_device
+from harness.models.hf.tree import TREE_ATTENTION, tree_agrees
 from harness.models.hub import check_hub_model
-from harness.models.registry import backend
+from harness.models.local import LocalLM, Row
+from harness.models.support import first_line, trim_at_stop
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -42,7 +40,6 @@ from harness.requests import (
     RollingRequest,
 )
 from harness.requests import LoglikelihoodResponse as LLResponse
-from harness.tasks.chat import ChatTurn
 
 log = logging.getLogger(__name__)
 _hf: Any = transformers  # loosely typed handle for the auto classes
@@ -54,7 +51,7 @@ Args: TypeAlias = "dict[str, str]"
 Size: TypeAlias = "int | Literal['auto']"
 
 
-class HFModel(BatchingMixin, LM):
+class HFModel(BatchingMixin, LocalLM):
     """A causal LM loaded with transformers (AutoModelForCausalLM + fast AutoTokenizer)."""
 
     def __init__(self, name: str, model_args: Args | None = None, batch_size: Size = 1) -> None:
@@ -67,6 +64,7 @@ class HFModel(BatchingMixin, LM):
         self._batch_size = batch_size
         self._auto_size = AUTO_BATCH_START
         self._name = name
+        self._label = f"hf:{name}"
         device = resolve_device(opts.device)
         try:
             src = resolve_source(name, opts.gguf_file)
@@ -79,19 +77,10 @@ class HFModel(BatchingMixin, LM):
         tok.padding_side = "left"
         if tok.pad_token is None and tok.eos_token is not None:
             tok.pad_token = tok.eos_token
-        self._bos: int | None = tok.bos_token_id
-        eos: set[int] = {tok.eos_token_id} if tok.eos_token_id is not None else set()
         gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-        eos |= set(gen_eos if isinstance(gen_eos, list) else [] if gen_eos is None else [gen_eos])
-        self._eos = eos
-        self._pad: int = tok.pad_token_id if tok.pad_token_id is not None else min(eos, default=0)
-        # does the tokenizer put BOS in front by itself? (then so do we)
-        bos = [self._bos] if self._bos is not None else []
-        default_bos = (
-            bool(bos)
-            and tok("a").input_ids[:1] == bos != tok("a", add_special_tokens=False).input_ids[:1]
-        )
-        self._add_bos = default_bos if opts.add_bos_token is None else opts.add_bos_token
+        self._init_tokens(tok, gen_eos, opts.add_bos_token)
+        self._pad: int = (tok.pad_token_id if tok.pad_token_id is not None
+                          else min(self._eos, default=0))
         cfg = model.config
         self._text_config: Any = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
         self.max_length = opts.max_length or self._config_max_length()
@@ -102,7 +91,7 @@ class HFModel(BatchingMixin, LM):
         # cache explicitly; models that take neither use model.generate / plain scoring
         self._fast = {"position_ids", "past_key_values"} <= set(params) and not getattr(
             model.config, "is_encoder_decoder", False)
-        # a batch scored as one token trie with a custom attention mask (hf_tree), when the
+        # a batch scored as one token trie with a custom attention mask (hf.tree), when the
         # attention takes one and a probe shows the model honours it
         self._tree = (self._fast and getattr(model.config, "_attn_implementation", None)
                       in TREE_ATTENTION and tree_agrees(model, self._keep_arg, self._vocab))
@@ -110,8 +99,6 @@ class HFModel(BatchingMixin, LM):
             log.info("hf:%s: choices scored in two passes (no custom attention masks)", name)
         # a prompt prefix every row of a batch shares runs once (and is kept for the next batch)
         self._prefix = SharedPrefix(model, self._keep_arg) if self._fast else None
-        self._cache: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
-        self._prompts: dict[tuple[str, int], list[int]] = {}
         revision = getattr(model.config, "_commit_hash", None) or opts.revision
         self._identity = ModelIdentity(
             backend="hf",
@@ -166,50 +153,13 @@ class HFModel(BatchingMixin, LM):
         """Identity of the loaded model."""
         return self._identity
 
-    # -- tokenization -------------------------------------------------------------------------
-
-    def _encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
-        """Token ids (no special tokens added) and character offsets, cached per string."""
-        if text not in self._cache:
-            fast = bool(self._tok.is_fast)
-            enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=fast)
-            offsets = [tuple(o) for o in enc["offset_mapping"]] if fast else []
-            self._cache[text] = (list(enc["input_ids"]), offsets)
-        return self._cache[text]
-
-    def _with_bos(self, ids: list[int], force: bool = False) -> list[int]:
-        if self._bos is not None and (force or self._add_bos) and ids[:1] != [self._bos]:
-            return [self._bos, *ids]
-        return ids
-
-    def _prompt_ids(self, req: GenerateRequest) -> list[int]:
-        key = (req.prompt, req.max_tokens)
-        if key not in self._prompts:
-            ids = self._encode(req.prompt)[0]
-            ids = self._with_bos(ids, force=not ids)
-            if not ids:
-                raise HarnessError(f"hf:{self._name}: cannot generate from an empty prompt")
-            limit = self.max_length - req.max_tokens
-            if len(ids) > limit:
-                log.warning("prompt of %d tokens cut from the left to %d", len(ids), limit)
-                keep = ids[:1] if ids[:1] == [self._bos] and limit > 1 else []
-                ids = keep + ids[len(ids) - limit + len(keep) :]
-            self._prompts[key] = ids
-        return self._prompts[key]
-
     # -- generation ---------------------------------------------------------------------------
 
     def generate(
         self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None
     ) -> list[GenerateResponse]:
         """Continue each prompt (greedy when temperature is 0); each row stops on its own."""
-        self._cache.clear()
-        self._prompts.clear()
-        for r in requests:
-            if not 1 <= r.max_tokens < self.max_length:
-                raise HarnessError(
-                    f"max_tokens must be in 1..{self.max_length - 1}: {r.max_tokens}"
-                )
+        self._start_generate(requests)
         return self._run(requests, lambda r: len(self._prompt_ids(r)), self._generate_batch,
                          _each(on_done))
 
@@ -233,9 +183,6 @@ class HFModel(BatchingMixin, LM):
         return [GenerateResponse(trim_at_stop(self._decode(toks), r.stop), len(toks))
                 for r, toks in zip(reqs, rows, strict=True)]
 
-    def _decode(self, ids: list[int]) -> str:
-        return str(self._tok.decode(ids, skip_special_tokens=True))
-
     # -- scoring ------------------------------------------------------------------------------
 
     def loglikelihood(
@@ -246,14 +193,7 @@ class HFModel(BatchingMixin, LM):
         The scored tokens start at the first token whose end offset lies past the context, so a
         token that merges the end of the context with the start of the continuation is scored.
         """
-        self._cache.clear()
-        if requests and not self._tok.is_fast:
-            raise HarnessError(f"hf:{self._name}: loglikelihood needs a fast tokenizer (offsets)")
-        unique = sorted(set(requests), key=lambda r: (r.context, r.continuation))
-        rows = [self._ll_row(r) for r in unique]
-        where: dict[LoglikelihoodRequest, list[int]] = {}
-        for i, r in enumerate(requests):
-            where.setdefault(r, []).append(i)
+        unique, rows, where = self._loglikelihood_rows(requests)
 
         def done(idx: list[int], out: list[tuple[float, bool]]) -> None:
             if on_done:
@@ -273,20 +213,6 @@ class HFModel(BatchingMixin, LM):
         }
         return [by_req[r] for r in requests]
 
-    def _ll_row(self, req: LoglikelihoodRequest) -> Row:
-        if not req.continuation:
-            return [], 0
-        ids, offsets = self._encode(req.context + req.continuation)
-        start = next((i for i, (_, end) in enumerate(offsets) if end > len(req.context)), len(ids))
-        full = self._with_bos(ids, force=not req.context)
-        # shift past an added BOS; without BOS the first token has no prediction to score
-        start = max(1, start + len(full) - len(ids))
-        n = len(full) - start
-        if len(full) - 1 > self.max_length:
-            log.warning("loglikelihood input of %d tokens cut from the left", len(full) - 1)
-            full, n = full[-(self.max_length + 1) :], min(n, self.max_length)
-        return full, n
-
     def loglikelihood_rolling(
         self, requests: Sequence[RollingRequest], on_done: OnDone[float] | None = None
     ) -> list[float]:
@@ -295,15 +221,7 @@ class HFModel(BatchingMixin, LM):
         Tokens are scored in disjoint windows of ``max_length`` predictions; each window is fed
         the token just before it, so context does not carry over between windows.
         """
-        self._cache.clear()
-        rows: list[Row] = []
-        owners: list[int] = []
-        for k, r in enumerate(requests):
-            toks = self._with_bos(self._encode(r.text)[0], force=True)
-            for a in range(1, len(toks), self.max_length):
-                b = min(a + self.max_length, len(toks))
-                rows.append((toks[a - 1 : b], b - a))
-                owners.append(k)
+        rows, owners = self._rolling_rows(requests)
         totals = [0.0] * len(requests)
         scores = self._run(rows, lambda row: len(row[0]), self._score_batch)  # never shared
         for k, (lp, _) in zip(owners, scores, strict=True):
@@ -313,16 +231,6 @@ class HFModel(BatchingMixin, LM):
     def _score_batch(self, rows: list[Row], share: bool = False) -> list[tuple[float, bool]]:
         return score_batch(self._model, rows, self._pad, self._keep_arg, share, self._prefix,
                            self._tree)
-
-    def count_tokens(self, text: str) -> int | None:
-        """Tokens of ``text`` without special tokens."""
-        return len(self._tok(text, add_special_tokens=False)["input_ids"])
-
-    # -- chat -----------------------------------------------------------------------------------
-
-    def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
-        """Render *turns* with the tokenizer's chat template, opening the assistant's turn."""
-        return render_chat(self._tok, turns, f"hf:{self._name}", first_line)
 
     def close(self) -> None:
         """Drop the model and free accelerator memory."""

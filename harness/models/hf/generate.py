@@ -1,7 +1,7 @@
 """Batched generation for the hf backend.
 
 - ``greedy``: a plain decoding loop (temperature 0): prefill with only the last logits kept
-  (a prefix every prompt of the batch shares is fed once, see ``hf_prefix``),
+  (a prefix every prompt of the batch shares is fed once, see ``hf.prefix``),
   then one token per step from the KV cache, argmax, no logits processors. Each row stops on
   its own (eos, its own token limit, or one of its stop strings in the decoded tail), and rows
   that are done leave the batch (the cache is compacted once enough of them are done, down to
@@ -22,8 +22,8 @@ import torch
 import transformers
 from transformers import StoppingCriteriaList
 
-from harness.models.hf_prefix import SharedPrefix, prefixed_mask
-from harness.models.hf_support import RowStopper
+from harness.models.hf.prefix import SharedPrefix, prefixed_mask
+from harness.models.hf.support import RowStopper
 
 _hf: Any = transformers
 COMPACT_FRACTION = 0.25  # drop finished rows once this share of the batch is done

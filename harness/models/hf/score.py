@@ -11,13 +11,13 @@ Three ways, chosen per batch:
   least ``SHARE_MIN_SAVING`` of the tokens the plain way would feed (two forward passes and a
   cache copy cost more than a few shared tokens), and when the model takes ``position_ids``
   and returns a cache that can be reordered. The fallback where the trie cannot be used.
-- ``trie`` (``hf_tree``, preferred where the model allows it): every distinct token prefix of
+- ``trie`` (``hf.tree``, preferred where the model allows it): every distinct token prefix of
   the batch fed once, in one forward pass with a custom attention mask (contexts, the tokens
   choices start with, a template's opening). Used when it saves at least ``TREE_MIN_SAVING``
   of the tokens.
 
 Any way, a token prefix that every row of the batch starts with (shared few-shot exemplars,
-an instruction) can be run once first and kept for the next batches (``hf_prefix``).
+an instruction) can be run once first and kept for the next batches (``hf.prefix``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from typing import Any
 
 import torch
 
-from harness.models.hf_prefix import SharedPrefix, prefixed_mask
-from harness.models.hf_tree import Row, Score, score_trie, trie_size, usable
+from harness.models.hf.prefix import SharedPrefix, prefixed_mask
+from harness.models.hf.tree import Score, score_trie, trie_size, usable
+from harness.models.local import Row
 
 SHARE_MIN_SAVING = 0.3
 TREE_MIN_SAVING = 0.1  # one pass, no cache copy: a smaller saving pays
@@ -58,8 +59,8 @@ def score_batch(model: Any, rows: list[Row], pad: int, keep_arg: bool,
     """Score every row (a row with nothing to score gets ``(0.0, True)``).
 
     ``can_share``: group rows by context (``plan``); ``prefix``: runs a prefix that all rows
-    of the batch share once (``hf_prefix``). Both need a model that takes a cache and positions.
-    ``tree``: the model takes a custom 4D attention mask (``hf_tree``): with ``can_share``, the
+    of the batch share once (``hf.prefix``). Both need a model that takes a cache and positions.
+    ``tree``: the model takes a custom 4D attention mask (``hf.tree``): with ``can_share``, the
     batch is scored as one token trie when that saves enough.
     """
     live = [i for i, (_, n) in enumerate(rows) if n > 0]

@@ -1,20 +1,22 @@
-"""Model backends by prefix: ``hf:NAME`` → the HF transformers backend, and so on.
+"""Model backends by prefix: ``hf:NAME`` → the HF transformers backend, and so on; and
+``load_model``, which loads the model a ``--model`` spec names.
 
-Backend modules are imported only when a model of that kind is loaded, so importing this
-module stays cheap (no torch, no transformers). Third-party backends register an entry point
-in the group ``harness.models`` whose name is the prefix and whose object is a factory with
-the signature of :data:`BackendFactory` (an ``LM`` subclass taking those arguments works too).
+The backends are a :class:`~harness.registry.Registry` like every other pluggable kind. Each
+built-in backend's module is imported only when a model of that kind is loaded, so importing
+this module stays cheap (no torch, no transformers) and ``hf:`` never imports vLLM. Third-party
+backends register an entry point in the group ``harness.models`` whose name is the prefix and
+whose object is a factory with the signature of :data:`BackendFactory` (an ``LM`` subclass
+taking those arguments works too).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from importlib import metadata
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
 from harness import plugins
 from harness.errors import HarnessError, ModelLoadError, UnknownNameError, did_you_mean
+from harness.registry import Registry
 
 if TYPE_CHECKING:
     from harness.models.base import LM
@@ -24,76 +26,58 @@ BackendFactory: TypeAlias = "Callable[[str, dict[str, str], int | Literal['auto'
 ENTRY_POINT_GROUP = plugins.MODELS
 
 # Built-in backends: prefix → module that registers it with @backend(prefix) when imported.
-
 _BUILTIN_MODULES: dict[str, str] = {
-    "hf": "harness.models.hf",
-    "vllm": "harness.models.vllm",
-    "openai": "harness.models.openai_compat",
+    "hf": "harness.models.hf.backend",
+    "vllm": "harness.models.vllm.backend",
+    "openai": "harness.models.openai.backend",
 }
-
-_FACTORIES: dict[str, BackendFactory] = {}
 
 # built-in backends whose names may be Hugging Face hub ids (checked by harness.models.hub)
 _HUB_BACKENDS = ("hf", "vllm")
+
+
+class BackendRegistry(Registry[BackendFactory]):
+    """The backends by prefix; its errors name ``--model`` as they always have."""
+
+    def unknown_error(self, name: str, known: list[str]) -> HarnessError:
+        return UnknownNameError(f"--model: unknown backend {name!r}{did_you_mean(name, known)}; "
+                                f"known backends: {', '.join(known)}")
+
+    def missing_dependency_error(self, name: str, e: ImportError) -> HarnessError:
+        return ModelLoadError(f"--model {name}:...: backend needs a package that is not "
+                              f"installed ({e}); install it with: pip install 'genharness[{name}]'")
+
+    def plugin_error(self, name: str, plugin: plugins.Plugin,
+                     e: plugins.PluginError) -> HarnessError:
+        return ModelLoadError(f"--model {name}:...: could not load plugin entry point "
+                              f"{plugin.value!r} of {plugin.dist} ({plugins.failure(plugin)})")
+
+    def not_callable_error(self, name: str, plugin: plugins.Plugin) -> HarnessError:
+        return ModelLoadError(f"--model {name}:...: plugin entry point {plugin.value!r} is not "
+                              "callable")
+
+
+def _as_factory(name: str, obj: object) -> BackendFactory:
+    return cast("BackendFactory", obj)  # the registry checked that it is callable
+
+
+BACKENDS = BackendRegistry("model backend", ENTRY_POINT_GROUP, _BUILTIN_MODULES,
+                           from_object=_as_factory)
 
 
 def backend(prefix: str) -> Callable[[BackendFactory], BackendFactory]:
     """Register the decorated factory ``(name, model_args, batch_size) -> LM`` under *prefix*."""
 
     def register(factory: BackendFactory) -> BackendFactory:
-        _FACTORIES[prefix] = factory
+        BACKENDS.add(prefix, factory)
         return factory
 
     return register
 
 
-def _entry_points() -> dict[str, metadata.EntryPoint]:
-    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-
-
 def available_backends() -> list[str]:
     """Prefixes that ``load_model`` accepts: built-in, registered, and plugin entry points."""
-    return sorted(set(_BUILTIN_MODULES) | set(_FACTORIES) | set(_entry_points()))
-
-
-def _factory(prefix: str) -> BackendFactory:
-    if prefix in _FACTORIES:
-        return _FACTORIES[prefix]
-    if prefix in _BUILTIN_MODULES:
-        module = _BUILTIN_MODULES[prefix]
-        try:
-            importlib.import_module(module)
-        except ImportError as e:
-            raise ModelLoadError(
-                f"--model {prefix}:...: backend needs a package that is not installed ({e}); "
-                f"install it with: pip install 'genharness[{prefix}]'"
-            ) from e
-        if prefix not in _FACTORIES:  # pragma: no cover - a wiring mistake, not a user error
-            raise HarnessError(f"--model: module {module} did not register backend {prefix!r}")
-        return _FACTORIES[prefix]
-    eps = _entry_points()
-    if prefix in eps:
-        plugins.find(ENTRY_POINT_GROUP, prefix, kind="model backend")  # two providers: error
-        plugin = plugins.from_entry_point(ENTRY_POINT_GROUP, eps[prefix])
-        try:
-            loaded = plugins.load(plugin)
-        except plugins.PluginError as e:
-            raise ModelLoadError(
-                f"--model {prefix}:...: could not load plugin entry point "
-                f"{eps[prefix].value!r} of {plugin.dist} ({plugins.failure(plugin)})"
-            ) from e
-        if not callable(loaded):
-            raise ModelLoadError(
-                f"--model {prefix}:...: plugin entry point {eps[prefix].value!r} is not callable"
-            )
-        factory: BackendFactory = loaded
-        _FACTORIES[prefix] = factory
-        return factory
-    known = available_backends()
-    raise UnknownNameError(
-        f"--model: unknown backend {prefix!r}{did_you_mean(prefix, known)}; "
-        f"known backends: {', '.join(known)}"
-    )
+    return BACKENDS.names()
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -119,7 +103,7 @@ def load_model(spec: str, model_args: dict[str, str], batch_size: int | Literal[
         from harness.models.hub import check_hub_name
 
         check_hub_name(name, model_args)
-    return _factory(prefix)(name, dict(model_args), batch_size)
+    return BACKENDS.get(prefix)(name, dict(model_args), batch_size)
 
 
 def parse_model_args(text: str) -> dict[str, str]:
