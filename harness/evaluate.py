@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from harness.cache_paths import responses_dir
 from harness.config import RunConfig
 from harness.errors import HarnessError, Interrupted
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line, used_plugins
 from harness.models.base import LM
-from harness.models.cache import CachedLM, ResponseCache, default_cache_dir
+from harness.models.cache import CachedLM, ResponseCache
 from harness.plugins import one_line
 from harness.progress import ProgressLM, Reporter, RunClock
 from harness.results import (
@@ -157,7 +158,7 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     cached = None
     try:
         if cfg.use_cache and owned:  # a model object passed in is the caller's to cache (or not)
-            cached = CachedLM(base, ResponseCache(cfg.cache_dir or default_cache_dir()))
+            cached = CachedLM(base, ResponseCache(cfg.cache_dir or responses_dir()))
         front: LM = cached or base
         front = ProgressLM(front, reporter) if reporter else front
         if on_progress:  # the run's prompt count before the first model call

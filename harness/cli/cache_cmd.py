@@ -19,9 +19,10 @@ _DIR = typer.Option(
 
 
 def _open(cache_dir: Path | None) -> ResponseCache:
-    from harness.models.cache import ResponseCache, default_cache_dir
+    from harness.cache_paths import responses_dir
+    from harness.models.cache import ResponseCache
 
-    return ResponseCache(cache_dir or default_cache_dir())
+    return ResponseCache(cache_dir or responses_dir())
 
 
 @app.command("info")

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cache_paths import CACHE_ENV
-from harness.cache_paths import cache_root as cache_dir
+from harness.cache_paths import CACHE_ENV, cache_root
 from harness.errors import ModelLoadError, did_you_mean
 
 log = logging.getLogger(__name__)
@@ -94,7 +93,7 @@ def file_sha256(path: Path) -> str:
     path = path.resolve()
     st = path.stat()
     key = hashlib.sha256(f"{path}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
-    entry = cache_dir() / "sha256" / key
+    entry = cache_root() / "sha256" / key
     with contextlib.suppress(OSError):
         cached = entry.read_text(encoding="utf-8").strip()
         if len(cached) == 64:
@@ -146,7 +145,7 @@ def _assembled_source(alias: Alias, fn_name: str) -> Path:
     """
     import importlib
 
-    target = cache_dir() / "gguf" / alias.name / alias.filename
+    target = cache_root() / "gguf" / alias.name / alias.filename
     try:
         module = importlib.import_module(alias.module)
     except ImportError as e:
@@ -269,7 +268,7 @@ def resolve_alias(name: str) -> ModelSource | None:
         sha = file_sha256(source)
     except OSError as e:
         raise ModelLoadError(f"hf:{name}: could not read {source}: {e}") from e
-    target = cache_dir() / "models" / f"{alias.name}-{sha[:16]}{'-bos' if alias.add_bos else ''}"
+    target = cache_root() / "models" / f"{alias.name}-{sha[:16]}{'-bos' if alias.add_bos else ''}"
     if not (target / "config.json").is_file():
         try:
             _convert(source, target, alias.add_bos)

@@ -24,10 +24,9 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.cache_paths import RESPONSE_CACHE_ENV, responses_dir
+from harness.cache_paths import RESPONSE_CACHE_ENV
 from harness.models.base import LM, ModelIdentity, OnDone, WrapperLM
 from harness.models.cache_store import DB_NAME, ResponseCache, warn
 from harness.requests import (
@@ -38,7 +37,7 @@ from harness.requests import (
     RollingRequest,
 )
 
-__all__ = ["DB_NAME", "CacheStats", "CachedLM", "ResponseCache", "default_cache_dir", "model_key"]
+__all__ = ["DB_NAME", "CacheStats", "CachedLM", "ResponseCache", "model_key"]
 CACHE_ENV = RESPONSE_CACHE_ENV  # the response cache folder alone
 # Backend arguments that change how fast a model answers, not what it answers.
 OPERATIONAL_ARGS = frozenset({
@@ -49,12 +48,6 @@ OPERATIONAL_ARGS = frozenset({
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
-
-
-def default_cache_dir() -> Path:
-    """``$GENHARNESS_RESPONSE_CACHE``, else ``responses/`` in the harness cache folder
-    (``$GENHARNESS_CACHE_DIR`` or the platform's user cache folder for genharness)."""
-    return responses_dir()
 
 
 def model_key(identity: ModelIdentity) -> str:

@@ -28,14 +28,9 @@ def missing_data_hint(raw: str | None) -> str:
             "\"Suites and data\")")
 
 
-def cache_dir() -> Path:
-    """Where downloaded data files go: ``data/`` in the harness cache (``harness.cache_paths``)."""
-    return data_dir()
-
-
 def fetch_file(path: Path, url: str | None, sha256: str | None = None) -> Path:
-    """``path`` when it exists; else ``url`` downloaded once into ``cache_dir()`` (keyed by the
-    URL's hash, checked against ``sha256`` when given) and the cached copy's path."""
+    """``path`` when it exists; else ``url`` downloaded once into ``cache_paths.data_dir()``
+    (keyed by the URL's hash, checked against ``sha256`` when given) and the cached copy's path."""
     import hashlib
     import urllib.error
     import urllib.request
@@ -43,7 +38,7 @@ def fetch_file(path: Path, url: str | None, sha256: str | None = None) -> Path:
     if path.exists() or not url:
         return path
     name = url.rstrip("/").rsplit("/", 1)[-1] or "data"
-    dest = cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16] / name
+    dest = data_dir() / hashlib.sha256(url.encode()).hexdigest()[:16] / name
     if not dest.exists():
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_suffix(dest.suffix + ".part")

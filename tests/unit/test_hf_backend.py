@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness import plugins
+from harness import cache_paths, plugins
 from harness.errors import HarnessError, ModelLoadError, UnknownNameError
 from harness.models import aliases, backends
 from harness.models.backends import load_model, parse_model_args
@@ -437,7 +437,7 @@ def test_file_sha256_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     f = tmp_path / "w.bin"
     f.write_bytes(b"abc")
     assert aliases.file_sha256(f) == hashlib.sha256(b"abc").hexdigest()
-    [entry] = (aliases.cache_dir() / "sha256").iterdir()
+    [entry] = (cache_paths.cache_root() / "sha256").iterdir()
     entry.write_text("f" * 64)
     assert aliases.file_sha256(f) == "f" * 64  # read from the cache, not recomputed
     f.write_bytes(b"abcd")  # new size → new key
@@ -491,7 +491,7 @@ def test_alias_converted_once_and_atomically(
         str(gguf),
         sha,
     )
-    target = aliases.cache_dir() / "models" / f"fake-1m-{sha[:16]}"
+    target = cache_paths.cache_root() / "models" / f"fake-1m-{sha[:16]}"
     assert "quantization_config" not in json.loads((target / "config.json").read_text())
     assert not list(target.parent.glob(".*tmp*"))
     HFModel("fake-1m")
