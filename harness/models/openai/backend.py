@@ -113,6 +113,24 @@ class OpenAIModel(LM):
 
     # -- plumbing -------------------------------------------------------------------------------
 
+    def _call_once(self, url: str, parse: Callable[[Any], R], body: dict[str, Any]) -> R:
+        """One POST to ``url``, answered synchronously (with the client's retries); a refused
+        key is one line, any other HTTP failure is the caller's to read."""
+
+        async def ask() -> R:
+            async with self._client() as c:
+                try:
+                    return await c.call("POST", url, parse, body)
+                finally:
+                    self.attempts += c.attempts
+
+        try:
+            return run_sync(ask)
+        except HTTPFailure as e:
+            if e.status in (401, 403):
+                raise HarnessError(f"{self._label}: {self._explain(e)}") from e
+            raise
+
     def _client(self, connect_retries: bool = True) -> Client:
         return Client(
             self._opts.base_url,
@@ -272,18 +290,9 @@ class OpenAIModel(LM):
             except BadResponse as e:
                 return str(e)
 
-        async def probe() -> str | None:
-            async with self._client() as c:
-                try:
-                    return await c.call("POST", "completions", parse, self._echo_body(PROBE_TEXT))
-                finally:
-                    self.attempts += c.attempts
-
         try:
-            problem = run_sync(probe)
+            problem = self._call_once("completions", parse, self._echo_body(PROBE_TEXT))
         except HTTPFailure as e:
-            if e.status in (401, 403):
-                raise HarnessError(f"{self._label}: {self._explain(e)}") from e
             problem = f"it rejected a probe request ({e.status}: {e.detail})"
         except ApiError as e:
             raise HarnessError(f"{self._label}: probe request failed: {self._explain(e)}") from e
@@ -355,18 +364,9 @@ class OpenAIModel(LM):
 
         body = {"model": self._name, "prompt": text, "add_special_tokens": False}
 
-        async def ask() -> int | None:
-            async with self._client() as c:
-                try:
-                    return await c.call("POST", self._tokenize_url(), parse, body)
-                finally:
-                    self.attempts += c.attempts
-
         try:
-            n = run_sync(ask)
-        except HTTPFailure as e:
-            if e.status in (401, 403):
-                raise HarnessError(f"{self._label}: {self._explain(e)}") from e
+            n = self._call_once(self._tokenize_url(), parse, body)
+        except HTTPFailure:
             n = None  # 404 (no endpoint), 405, 400 from a server without tokenize support
         except ApiError as e:
             raise HarnessError(f"{self._label}: count_tokens: {self._explain(e)}") from e
