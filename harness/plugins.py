@@ -4,7 +4,8 @@ A package adds tasks, generators, metrics or model backends by declaring entry p
 
 - ``harness.tasks``: name = namespace (tasks are addressed ``<name>/<task>``); object = a
   package whose folder holds YAML task files, a folder path, or a callable returning either;
-- ``harness.generators`` / ``harness.metrics``: name = registry name; object = the function;
+- ``harness.generators`` / ``harness.metrics`` / ``harness.analyses`` / ``harness.gaps``: name =
+  registry name; object = the function;
 - ``harness.models``: name = ``--model`` prefix; object = a backend factory.
 
 Discovery only reads installed metadata; nothing is imported until a name is asked for (or a
@@ -27,8 +28,9 @@ TASKS = "harness.tasks"
 GENERATORS = "harness.generators"
 METRICS = "harness.metrics"
 ANALYSES = "harness.analyses"
+GAPS = "harness.gaps"
 MODELS = "harness.models"
-GROUPS: tuple[str, ...] = (TASKS, GENERATORS, METRICS, ANALYSES, MODELS)
+GROUPS: tuple[str, ...] = (TASKS, GENERATORS, METRICS, ANALYSES, GAPS, MODELS)
 
 
 class PluginError(HarnessError):

@@ -22,7 +22,7 @@ def _shown_name(p: Plugin) -> str:
 
 
 def _registry(group: str) -> Registry[Any] | None:
-    """The registry a generator or metric entry point adds to (None for other groups)."""
+    """The registry a generator, metric or gap entry point adds to (None for other groups)."""
     if group == plugins.GENERATORS:
         from harness.generators.registry import GENERATORS
 
@@ -31,6 +31,10 @@ def _registry(group: str) -> Registry[Any] | None:
         from harness.scoring.metrics import METRICS
 
         return METRICS
+    if group == plugins.GAPS:
+        from harness.scoring.gap_registry import GAPS
+
+        return GAPS
     return None
 
 

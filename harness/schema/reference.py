@@ -61,6 +61,7 @@ and version), parameters and the fields it produces (`--json` for machines):
 harness generators list     # source.name, the fields each generator makes (for templates)
 harness metrics list        # scoring.metric
 harness analyses list       # analyses[].name
+harness gaps list           # gaps.report
 ```
 """
 

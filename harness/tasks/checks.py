@@ -1,4 +1,5 @@
-"""Checks a validated spec against the registries (generators, metrics) and its own templates."""
+"""Checks a validated spec against the registries (generators, metrics, gaps, analyses) and its
+own templates."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
                     f"{one_line(str(e.message))} "
                     f"(template line {e.lineno})"
                 ) from None
+    from harness.scoring.gap_registry import get_gap
     from harness.scoring.metrics import get_metric
 
     if isinstance(spec.source, GeneratorSource):
@@ -51,6 +53,11 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
         raise TaskSpecError(f"{path}: scoring.metric: {e}") from None
     if spec.scoring.extract.kind == "regex" and not spec.scoring.extract.pattern:
         raise TaskSpecError(f"{path}: scoring.extract.pattern: required when kind is 'regex'")
+    for i, name in enumerate(spec.gaps.report):
+        try:
+            get_gap(name)
+        except HarnessError as e:  # unknown name, or a plugin that failed to load
+            raise TaskSpecError(f"{path}: gaps.report.{i}: {e}") from None
     _check_conditions_and_analyses(spec, path)
 
 

@@ -22,7 +22,8 @@ PACKAGE = ROOT / "harness"
 # module's layer is the entry naming it, else the longest ``pkg.*`` it falls under.
 LAYERS: list[tuple[str, list[str]]] = [
     ("core", ["harness", "harness.errors", "harness.seeding", "harness.cache_paths",
-              "harness.process", "harness.plugins", "harness.registry", "harness.requests"]),
+              "harness.process", "harness.plugins", "harness.registry", "harness.requests",
+              "harness.board_info"]),
     ("schema", ["harness.tasks", "harness.tasks.spec", "harness.tasks.buckets",
                 "harness.tasks.difficulty", "harness.tasks.patterns", "harness.tasks.chat",
                 "harness.schema.*"]),
