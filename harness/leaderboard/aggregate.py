@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,6 @@ import numpy as np
 
 from harness import __version__
 from harness.analyses.registry import board_info as analysis_info
-from harness.board_info import BoardInfo
 from harness.leaderboard.collect import (
     VIEWER_PER_BUCKET,
     Collected,
@@ -31,6 +30,7 @@ from harness.leaderboard.collect import (
 )
 from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
 from harness.leaderboard.provenance import family_of, public_id
+from harness.leaderboard.registered import board_value, macro_mean, values_by_name
 from harness.leaderboard.schema import (
     LEADERBOARD_KIND,
     LEADERBOARD_SCHEMA_VERSION,
@@ -77,38 +77,6 @@ def _resampled_acc(x: ItemScores, seed: int, resamples: int) -> Vec:
     return out
 
 
-def _mean(xs: Sequence[float | None]) -> float | None:
-    vals = [x for x in xs if x is not None]
-    return r10(math.fsum(vals) / len(vals)) if vals else None
-
-
-def _role_ratio(rows: Sequence[TaskRow]) -> float | None:
-    """Mean OOD accuracy over mean ID accuracy of the rows that have both roles."""
-    both = [r for r in rows if r.id_accuracy is not None and r.ood_accuracy is not None]
-    id_b, ood_b = _mean([r.id_accuracy for r in both]), _mean([r.ood_accuracy for r in both])
-    return r10(ood_b / id_b) if id_b and ood_b is not None else None
-
-
-def _board(info: BoardInfo, rows: Sequence[TaskRow], values: Sequence[float | None]
-           ) -> float | None:
-    """An entry's value of a registered analysis or gap, as its ``board`` metadata says, from
-    the rows of the tasks it covers and its per-task values there."""
-    return _role_ratio(rows) if info.board == "role_ratio" else _mean(values)
-
-
-def _values(cells: Iterable[tuple[str, TaskRow, float | None]]
-            ) -> dict[str, tuple[list[TaskRow], list[float | None]]]:
-    """Per name of a registered analysis or gap (sorted), the rows where it has a value and
-    those values (a name without any value is kept, with none)."""
-    out: dict[str, tuple[list[TaskRow], list[float | None]]] = {}
-    for name, row, value in cells:
-        rs, vs = out.setdefault(name, ([], []))
-        if value is not None:
-            rs.append(row)
-            vs.append(value)
-    return dict(sorted(out.items()))
-
-
 class _EntryStats:
     """Point scores and bootstrap resamples of one entry."""
 
@@ -150,8 +118,8 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
     res = runs[-1].res
     m = [rows[n] for n in st.measured]
     hz = [r.horizon_factor for r in m if r.horizon_factor is not None]
-    analyses = _values((a.name, r, a.value) for r in rows.values() for a in r.analyses)
-    gaps = _values((n, r, g.value) for r in rows.values() for n, g in r.gaps.items())
+    analyses = values_by_name((a.name, r, a.value) for r in rows.values() for a in r.analyses)
+    gaps = values_by_name((n, r, g.value) for r in rows.values() for n, g in r.gaps.items())
     gap_lo, gap_hi = percentile_ci(st.gap_rs) if st.gap_rs is not None else (None, None)
     by_suite: dict[str, int] = {}
     for n in rows:
@@ -164,17 +132,17 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
         overall=st.score(st.overall, st.overall_rs, len(rows)),
         suite_scores={s: st.score(v, st.suite_rs.get(s), by_suite[s])
                       for s, v in sorted(st.suites.items(), key=lambda kv: suite_sort_key(kv[0]))},
-        id_accuracy=_mean([r.id_accuracy for r in rows.values()]),
-        ood_accuracy=_mean([r.ood_accuracy for r in rows.values()]),
-        gap=_board(gap_info("id_ood"), m, [r.gap for r in m]), gap_ci_low=_r(gap_lo),
+        id_accuracy=macro_mean([r.id_accuracy for r in rows.values()]),
+        ood_accuracy=macro_mean([r.ood_accuracy for r in rows.values()]),
+        gap=board_value(gap_info("id_ood"), m, [r.gap for r in m]), gap_ci_low=_r(gap_lo),
         gap_ci_high=_r(gap_hi), gap_p_holm=_r(gap_p_holm),
         n_measured=len(m), n_floor=sum(r.status == "floor" for r in rows.values()),
         n_ceiling=sum(r.status == "ceiling" for r in rows.values()),
-        retention=_board(gap_info("retention"), m, [r.retention for r in m]),
-        horizon_factor=_board(gap_info("horizon"), m, hz), n_horizon=len(hz),
-        gaps={n: _board(gap_info(n), *v) for n, v in gaps.items()},
+        retention=board_value(gap_info("retention"), m, [r.retention for r in m]),
+        horizon_factor=board_value(gap_info("horizon"), m, hz), n_horizon=len(hz),
+        gaps={n: board_value(gap_info(n), *v) for n, v in gaps.items()},
         gaps_n={n: len(v[1]) for n, v in gaps.items()},
-        analyses={n: _board(analysis_info(n), *v) for n, v in analyses.items()},
+        analyses={n: board_value(analysis_info(n), *v) for n, v in analyses.items()},
         analyses_n={n: len(v[1]) for n, v in analyses.items()}, n_tasks=len(rows),
         card=ModelCard(
             backend=res.model.backend, name=display_name(res.model.name), public_id=public_id(res),

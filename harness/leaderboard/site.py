@@ -25,9 +25,7 @@ from harness.leaderboard.collect import VIEWER_PER_BUCKET, display_name
 from harness.leaderboard.compare_pages import ComparePage
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.plots import task_file_stem
-from harness.leaderboard.schema import Leaderboard, TaskBoard, TaskRow
-from harness.leaderboard.scores import ALPHA
-from harness.leaderboard.tables import (
+from harness.leaderboard.registered import (
     analysis_columns,
     analysis_title,
     arrow,
@@ -38,6 +36,8 @@ from harness.leaderboard.tables import (
     gap_title,
     task_gap_columns,
 )
+from harness.leaderboard.schema import Leaderboard, TaskBoard, TaskRow
+from harness.leaderboard.scores import ALPHA
 from harness.scoring.records import SampleRecord
 
 _TEMPLATES = "templates"

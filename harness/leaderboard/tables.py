@@ -11,64 +11,19 @@ from typing import Any
 
 import pandas as pd
 
-from harness.analyses.registry import board_info as analysis_info
-from harness.board_info import column_order
 from harness.leaderboard.paths import SafeWriter
+from harness.leaderboard.registered import (
+    analysis_columns,
+    analysis_title,
+    arrow,
+    gap_arrow,
+    gap_columns,
+    gap_head,
+    gap_title,
+    task_gap_columns,
+)
 from harness.leaderboard.schema import Entry, Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.scores import ALPHA
-from harness.scoring.gap_registry import board_info as gap_info
-
-
-def analysis_columns(board: Leaderboard) -> list[str]:
-    """Analyses shown as columns: the headline ones present (in their declared order), then any
-    others, by name."""
-    return column_order((n for e in board.entries for n in e.analyses), analysis_info)
-
-
-def gap_columns(board: Leaderboard) -> list[str]:
-    """Registered gaps shown as columns after the built-in three (which have columns of their
-    own): the headline ones present (in their declared order), then any others, by name."""
-    return column_order((n for e in board.entries for n in e.gaps), gap_info)
-
-
-def task_gap_columns(task: TaskBoard) -> list[str]:
-    """The columns of ``gap_columns`` that a task's rows have."""
-    return column_order((n for r in task.rows for n in r.gaps), gap_info)
-
-
-def better(name: str) -> str:
-    """``low`` or ``high``: the direction in which an analysis's values are better."""
-    return analysis_info(name).better
-
-
-def arrow(name: str) -> str:
-    """The direction mark of an analysis column's header."""
-    return analysis_info(name).arrow()
-
-
-def analysis_title(name: str) -> str:
-    """Column title of an analysis."""
-    return analysis_info(name).column_title(name)
-
-
-def gap_better(name: str) -> str:
-    """``low`` or ``high``: the direction in which a gap's values are better."""
-    return gap_info(name).better
-
-
-def gap_arrow(name: str) -> str:
-    """The direction mark of a gap column's header."""
-    return gap_info(name).arrow()
-
-
-def gap_title(name: str) -> str:
-    """Column title of a gap."""
-    return gap_info(name).column_title(name)
-
-
-def gap_head(name: str) -> str:
-    """A gap column's header: its title and direction mark."""
-    return f"{gap_title(name)} {gap_arrow(name)}"
 
 
 def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:

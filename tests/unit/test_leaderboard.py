@@ -232,7 +232,7 @@ def test_analysis_columns_come_from_the_analyses_metadata() -> None:
     """Titles, headline order and direction are declared with each analysis (@analysis), not
     listed by the leaderboard; a name no built-in declares gets the defaults."""
     from harness.analyses.registry import board_info
-    from harness.leaderboard.tables import analysis_columns, analysis_title, better
+    from harness.leaderboard.registered import analysis_columns, analysis_title, better
 
     assert [board_info(n).headline for n in ("compositionality_gap", "sgr", "multi_prompt",
                                              "effective_length")] == [1, 2, 3, 4]
@@ -252,7 +252,7 @@ def test_gap_columns_come_from_the_gaps_metadata() -> None:
     """The built-in gaps declare their titles, direction and aggregation with @gap (the board's
     "gap" column is id_ood's title, lower is better); other gaps' columns follow the same
     headline-then-name order as analyses', with the defaults where no built-in declares them."""
-    from harness.leaderboard.tables import gap_better, gap_columns, gap_head, gap_title
+    from harness.leaderboard.registered import gap_better, gap_columns, gap_head, gap_title
     from harness.scoring.gap_registry import board_info
 
     assert gap_title("id_ood") == "gap" and gap_better("id_ood") == "low"
