@@ -30,6 +30,7 @@ from harness.requests import (
     RollingRequest,
 )
 from harness.results import TaskFailure
+from harness.scoring.gap_registry import get_gap
 from harness.tasks.refs import TaskRef
 from harness.tasks.spec import GeneratorSource, TaskSpec
 
@@ -122,7 +123,7 @@ def failure_line(f: TaskFailure) -> str:
 
 
 def _code_of(spec: TaskSpec) -> Iterable[object]:
-    """The registry objects (generators, extractor, metric, analyses) a task's spec runs."""
+    """The registry objects (generators, extractor, metric, gaps, analyses) a task's spec runs."""
     from harness.generators.registry import get_generator
     from harness.scoring.extract import get_extractor
     from harness.scoring.metrics import get_metric
@@ -132,14 +133,16 @@ def _code_of(spec: TaskSpec) -> Iterable[object]:
             yield get_generator(source.name).fn
     yield get_extractor(spec.scoring.extract.kind).fn
     yield get_metric(spec.scoring.metric)
+    for name in spec.gaps.report:
+        yield get_gap(name).fn
     for a in spec.analyses:
         yield ANALYSES.get(a.name).fn
 
 
 def used_plugins(cfg: RunConfig, tasks: Iterable[tuple[TaskRef, TaskSpec]]) -> dict[str, str]:
     """Distribution → version of exactly the plugins whose tasks or code the run used: those
-    providing its tasks, its generators, extractors, metrics and analyses, its strategy and its
-    model backend."""
+    providing its tasks, its generators, extractors, metrics, gaps and analyses, its strategy
+    and its model backend."""
     from harness.strategies.registry import STRATEGIES
 
     used: dict[str, str] = {}

@@ -5,8 +5,8 @@ answer extractors by declaring entry points:
 
 - ``harness.tasks``: name = namespace (tasks are addressed ``<name>/<task>``); object = a
   package whose folder holds YAML task files, a folder path, or a callable returning either;
-- ``harness.generators`` / ``harness.metrics`` / ``harness.analyses`` / ``harness.extractors``:
-  name = registry name; object = the function;
+- ``harness.generators`` / ``harness.metrics`` / ``harness.analyses`` / ``harness.gaps`` /
+  ``harness.extractors``: name = registry name; object = the function;
 - ``harness.strategies``: name = ``--strategy`` name; object = a chain function or a strategy;
 - ``harness.models``: name = ``--model`` prefix; object = a backend factory.
 
@@ -30,10 +30,12 @@ TASKS = "harness.tasks"
 GENERATORS = "harness.generators"
 METRICS = "harness.metrics"
 ANALYSES = "harness.analyses"
+GAPS = "harness.gaps"
 MODELS = "harness.models"
 STRATEGIES = "harness.strategies"
 EXTRACTORS = "harness.extractors"
-GROUPS: tuple[str, ...] = (TASKS, GENERATORS, METRICS, ANALYSES, MODELS, STRATEGIES, EXTRACTORS)
+GROUPS: tuple[str, ...] = (TASKS, GENERATORS, METRICS, ANALYSES, GAPS, MODELS, STRATEGIES,
+                           EXTRACTORS)
 
 
 class PluginError(HarnessError):

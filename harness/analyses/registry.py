@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness import plugins
+from harness.board_info import Better, BoardAggregate, BoardInfo
 from harness.errors import HarnessError
 from harness.registry import Registry
 from harness.scoring.records import SampleRecord
@@ -52,18 +53,14 @@ class AnalysisParams(BaseModel):
 
 
 @dataclass(frozen=True)
-class Analysis:
+class Analysis(BoardInfo):
     """A registered analysis: its function and, when it declares one, its parameter model
     (checked when the task file loads, so a bad parameter never waits for the model run), and
-    how a leaderboard shows it."""
+    how a leaderboard shows it (``BoardInfo``: title, headline, better, board)."""
 
     name: str  # the name task files use (analyses[].name)
     fn: AnalysisFn  # (samples, buckets, params, seed) -> AnalysisResult
     params: type[AnalysisParams] | None = None  # parameter model; None: params unchecked
-    title: str | None = None  # leaderboard column title (None: the name)
-    headline: int | None = None  # position among the leaderboard's headline columns; None: not one
-    better: Literal["high", "low"] = "high"  # the direction in which values are better
-    board: Literal["mean"] = "mean"  # an entry's value on a leaderboard: the mean over its tasks
 
     def __call__(self, samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
                  params: dict[str, Any], seed: int) -> AnalysisResult:
@@ -103,14 +100,15 @@ ANALYSES: Registry[Analysis] = Registry(
 
 
 def analysis(name: str, params: type[AnalysisParams] | None = None, *, title: str | None = None,
-             headline: int | None = None, better: Literal["high", "low"] = "high",
-             board: Literal["mean"] = "mean") -> Callable[[AnalysisFn], Analysis]:
+             headline: int | None = None, better: Better = "high",
+             board: BoardAggregate = "mean") -> Callable[[AnalysisFn], Analysis]:
     """Register ``fn(samples, buckets, params, seed) -> AnalysisResult`` under ``name``;
     ``params``: its parameter model (an ``AnalysisParams`` subclass), checked at task load; the
     rest: how a leaderboard shows it (see ``Analysis``)."""
 
     def deco(fn: AnalysisFn) -> Analysis:
-        item = Analysis(name, fn, params, title, headline, better, board)
+        item = Analysis(name, fn, params, title=title, headline=headline, better=better,
+                        board=board)
         ANALYSES.add(name, item, same=lambda a, b: a.fn is b.fn)
         return item
 

@@ -1,5 +1,5 @@
-"""``harness generators|metrics|analyses|strategies|extractors list``: the building blocks a task
-file (or ``--strategy``) names, each with its origin (built-in, or plugin and version),
+"""``harness generators|metrics|analyses|gaps|strategies|extractors list``: the building blocks
+a task file (or ``--strategy``) names, each with its origin (built-in, or plugin and version),
 parameters, the fields a generator makes, and a one-line description; ``--json`` for machines.
 
 Listing imports the plugins of the group (like ``harness tasks list``); one that fails to import
@@ -245,5 +245,26 @@ def list_extractors(as_json: JsonOpt = False) -> None:
     _show(extractor_blocks(), as_json, "extractors", ["name", "origin", "params", "description"])
 
 
-__all__ = ["Block", "Param", "analyses_app", "extractors_app", "generators_app", "metrics_app",
-           "strategies_app"]
+# --- gaps ------------------------------------------------------------------------------------
+
+gaps_app = typer.Typer(no_args_is_help=True, help="Generalization gaps (task files: gaps.report).")
+
+
+def gap_blocks() -> list[Block]:
+    """Every gap, built-in and plugin."""
+    from harness.scoring.gap_registry import GAPS
+
+    def describe(name: str, g: Any) -> Block:
+        return Block(name, GAPS.origin(name), "ok", _doc(g.fn))
+
+    return _blocks(GAPS, describe)
+
+
+@gaps_app.command("list")
+def list_gaps(as_json: JsonOpt = False) -> None:
+    """Name, origin and what each gap reports (its parameters are the task's gaps: keys)."""
+    _show(gap_blocks(), as_json, "gaps", ["name", "origin", "description"])
+
+
+__all__ = ["Block", "Param", "analyses_app", "extractors_app", "gaps_app", "generators_app",
+           "metrics_app", "strategies_app"]

@@ -22,8 +22,8 @@ def _shown_name(p: Plugin) -> str:
 
 
 def _registry(group: str) -> Registry[Any] | None:
-    """The registry a generator, metric, strategy or extractor entry point adds to (None for
-    other groups)."""
+    """The registry a generator, metric, gap, strategy or extractor entry point adds to (None
+    for other groups)."""
     if group == plugins.GENERATORS:
         from harness.generators.registry import GENERATORS
 
@@ -40,6 +40,10 @@ def _registry(group: str) -> Registry[Any] | None:
         from harness.scoring.extract import EXTRACTORS
 
         return EXTRACTORS
+    if group == plugins.GAPS:
+        from harness.scoring.gap_registry import GAPS
+
+        return GAPS
     return None
 
 

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
 from harness.results import Results
-from harness.scoring.gaps import GapReport
+from harness.scoring.gaps import GapReport, headline
 from harness.scoring.report import TemplateReport
 
 
@@ -44,17 +44,21 @@ def gap_lines(g: GapReport) -> list[str]:
         else:
             fac = "" if h.factor is None else f" = {h.factor:.2f}× the largest ID value"
             out.append(f"extrapolation horizon: {h.value:g}{fac} (threshold {_pct(h.threshold)}%)")
+    out += [value_line(name, *headline(d)) for name, d in g.extra.items()]
     return out
+
+
+def value_line(name: str, v: float | None, lo: float | None = None, hi: float | None = None,
+               n: int | None = None) -> str:
+    """One line for a named number (an analysis, a registered gap): value, CI and n."""
+    val = "undefined" if v is None else f"{v:.4g}"
+    ci = "" if lo is None or hi is None else f"  95% CI [{lo:.4g}, {hi:.4g}]"
+    return f"{name}: {val}{ci}" + ("" if n is None else f"  (n={n})")
 
 
 def analysis_line(a: AnalysisResult) -> str:
     """One line for a task-level analysis: value, CI and n."""
-    val = "undefined" if a.value is None else f"{a.value:.4g}"
-    ci = (
-        "" if a.ci_low is None or a.ci_high is None
-        else f"  95% CI [{a.ci_low:.4g}, {a.ci_high:.4g}]"
-    )
-    return f"{a.name}: {val}{ci}  (n={a.n})"
+    return value_line(a.name, a.value, a.ci_low, a.ci_high, a.n)
 
 
 def table_title(task: str, template: str, condition: str = "") -> str:

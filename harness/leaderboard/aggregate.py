@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness import __version__
-from harness.analyses.registry import board_info
+from harness.analyses.registry import board_info as analysis_info
 from harness.leaderboard.collect import (
     VIEWER_PER_BUCKET,
     Collected,
@@ -30,6 +30,7 @@ from harness.leaderboard.collect import (
 )
 from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
 from harness.leaderboard.provenance import family_of, public_id
+from harness.leaderboard.registered import board_value, macro_mean, values_by_name
 from harness.leaderboard.schema import (
     LEADERBOARD_KIND,
     LEADERBOARD_SCHEMA_VERSION,
@@ -57,6 +58,7 @@ from harness.leaderboard.scores import (
     two_proportion_p,
     worst_half_width,
 )
+from harness.scoring.gap_registry import board_info as gap_info
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import percentile_ci, r10
 from harness.seeding import derive_seed
@@ -73,15 +75,6 @@ def _resampled_acc(x: ItemScores, seed: int, resamples: int) -> Vec:
     idx = rng.integers(0, len(x.ids), size=(resamples, len(x.ids)))
     out: Vec = x.sums[idx].sum(axis=1) / x.counts[idx].sum(axis=1)
     return out
-
-
-def _mean(xs: Sequence[float | None]) -> float | None:
-    vals = [x for x in xs if x is not None]
-    return r10(math.fsum(vals) / len(vals)) if vals else None
-
-
-# how an analysis's per-task values become the entry's value (its ``board`` metadata)
-_BOARD: dict[str, Callable[[Sequence[float | None]], float | None]] = {"mean": _mean}
 
 
 class _EntryStats:
@@ -101,7 +94,6 @@ class _EntryStats:
                    for n in sorted(rows)}
             self.suite_rs, self.overall_rs = macro_resamples(per, suite)
         self.measured = sorted(n for n, r in rows.items() if r.gap is not None)
-        self.gap = _mean([rows[n].gap for n in self.measured])
         self.gap_rs: Vec | None = None
         if self.measured and all(items.get(n) is not None for n in self.measured):
             parts = []
@@ -125,12 +117,9 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
     runs = [r for r in c.runs if r.entry_key == key]
     res = runs[-1].res
     m = [rows[n] for n in st.measured]
-    both = [r for r in m if r.id_accuracy is not None and r.ood_accuracy is not None]
-    id_b, ood_b = _mean([r.id_accuracy for r in both]), _mean([r.ood_accuracy for r in both])
     hz = [r.horizon_factor for r in m if r.horizon_factor is not None]
-    names = sorted({a.name for r in rows.values() for a in r.analyses})
-    vals = {n: [a.value for r in rows.values() for a in r.analyses
-                if a.name == n and a.value is not None] for n in names}
+    analyses = values_by_name((a.name, r, a.value) for r in rows.values() for a in r.analyses)
+    gaps = values_by_name((n, r, g.value) for r in rows.values() for n, g in r.gaps.items())
     gap_lo, gap_hi = percentile_ci(st.gap_rs) if st.gap_rs is not None else (None, None)
     by_suite: dict[str, int] = {}
     for n in rows:
@@ -143,15 +132,18 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
         overall=st.score(st.overall, st.overall_rs, len(rows)),
         suite_scores={s: st.score(v, st.suite_rs.get(s), by_suite[s])
                       for s, v in sorted(st.suites.items(), key=lambda kv: suite_sort_key(kv[0]))},
-        id_accuracy=_mean([r.id_accuracy for r in rows.values()]),
-        ood_accuracy=_mean([r.ood_accuracy for r in rows.values()]),
-        gap=st.gap, gap_ci_low=_r(gap_lo), gap_ci_high=_r(gap_hi), gap_p_holm=_r(gap_p_holm),
+        id_accuracy=macro_mean([r.id_accuracy for r in rows.values()]),
+        ood_accuracy=macro_mean([r.ood_accuracy for r in rows.values()]),
+        gap=board_value(gap_info("id_ood"), m, [r.gap for r in m]), gap_ci_low=_r(gap_lo),
+        gap_ci_high=_r(gap_hi), gap_p_holm=_r(gap_p_holm),
         n_measured=len(m), n_floor=sum(r.status == "floor" for r in rows.values()),
         n_ceiling=sum(r.status == "ceiling" for r in rows.values()),
-        retention=r10(ood_b / id_b) if id_b and ood_b is not None else None,
-        horizon_factor=_mean(hz), n_horizon=len(hz),
-        analyses={n: _BOARD[board_info(n).board](v) for n, v in vals.items()},
-        analyses_n={n: len(v) for n, v in vals.items()}, n_tasks=len(rows),
+        retention=board_value(gap_info("retention"), m, [r.retention for r in m]),
+        horizon_factor=board_value(gap_info("horizon"), m, hz), n_horizon=len(hz),
+        gaps={n: board_value(gap_info(n), *v) for n, v in gaps.items()},
+        gaps_n={n: len(v[1]) for n, v in gaps.items()},
+        analyses={n: board_value(analysis_info(n), *v) for n, v in analyses.items()},
+        analyses_n={n: len(v[1]) for n, v in analyses.items()}, n_tasks=len(rows),
         card=ModelCard(
             backend=res.model.backend, name=display_name(res.model.name), public_id=public_id(res),
             revision=res.model.revision, weights_sha256=res.model.weights_sha256,

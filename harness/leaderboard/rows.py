@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
-from harness.leaderboard.schema import AnalysisCell, BucketCell, TaskRow
+from harness.leaderboard.schema import AnalysisCell, BucketCell, GapCell, TaskRow
 from harness.leaderboard.scores import ItemScores, item_scores
 from harness.results import TaskResult
+from harness.scoring.gaps import headline
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
 
@@ -34,6 +36,12 @@ def _all_templates(t: TaskResult) -> tuple[float | None, int]:
     n = sum(b.n for rep in t.templates for b in rep.buckets)
     c = math.fsum(b.correct for rep in t.templates for b in rep.buckets)
     return (r10(c / n) if n else None), n
+
+
+def _cell(d: dict[str, Any]) -> GapCell:
+    """A registered gap's cell from its JSON (a field that is not a number: None)."""
+    value, lo, hi = headline(d)
+    return GapCell(value=value, ci_low=lo, ci_high=hi)
 
 
 def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
@@ -67,6 +75,7 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
         retention_ci_high=ret.ci_high if ret else None,
         retention_unbounded=bool(ret and ret.unbounded_high),
         horizon=hz.value if hz else None, horizon_factor=hz.factor if hz else None,
+        gaps={n: _cell(d) for n, d in g.extra.items()} if measured else {},
         buckets=[BucketCell(label=b.bucket, n=b.n, accuracy=b.accuracy, ci_low=b.ci_low,
                             ci_high=b.ci_high) for b in rep.buckets],
         analyses=[AnalysisCell(name=a.name, value=a.value, ci_low=a.ci_low, ci_high=a.ci_high,

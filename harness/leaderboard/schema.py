@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 LEADERBOARD_SCHEMA_VERSION = 2
 LEADERBOARD_KIND = "genharness-leaderboard"
@@ -19,6 +19,12 @@ LEADERBOARD_KIND = "genharness-leaderboard"
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _sparse() -> Any:
+    """A mapping field that is empty by default and left out of leaderboard.json while empty (a
+    board without registered gaps beyond the built-in three keeps its bytes)."""
+    return Field(default_factory=dict, exclude_if=lambda value: not value)
 
 
 class ModelCard(_Model):
@@ -71,6 +77,8 @@ class Entry(_Model):
     retention: float | None  # mean OOD / mean ID over the measured tasks with both roles
     horizon_factor: float | None  # mean extrapolation horizon ×ID over the measured tasks
     n_horizon: int  # tasks the horizon mean covers
+    gaps: dict[str, float | None] = _sparse()  # other registered gap → its value over the tasks
+    gaps_n: dict[str, int] = _sparse()  # other registered gap → tasks with a value
     analyses: dict[str, float | None]  # analysis name → mean headline value over tasks having it
     analyses_n: dict[str, int]  # analysis name → tasks with a value
     n_tasks: int  # tasks the entry covers
@@ -120,6 +128,14 @@ class AnalysisCell(_Model):
     n: int  # items the value rests on
 
 
+class GapCell(_Model):
+    """One registered gap beyond the built-in three (results.json ``gaps.extra``) on one task."""
+
+    value: float | None  # its ``value``
+    ci_low: float | None  # its ``ci_low``, where it has one
+    ci_high: float | None  # its ``ci_high``, where it has one
+
+
 class TaskRow(_Model):
     """One entry on one task: accuracy over every sample, gaps of the primary report."""
 
@@ -147,6 +163,7 @@ class TaskRow(_Model):
     retention_unbounded: bool  # the upper bound is unbounded (resamples with ID at 0)
     horizon: float | None  # extrapolation horizon (difficulty value)
     horizon_factor: float | None  # horizon / largest ID difficulty
+    gaps: dict[str, GapCell] = _sparse()  # other registered gaps (measured reports) by name
     buckets: list[BucketCell]  # per-bucket accuracy (primary report), in bucket order
     analyses: list[AnalysisCell]  # task-level analyses of the run
     spec_sha256: str  # hash of the resolved task spec the run used

@@ -25,9 +25,19 @@ from harness.leaderboard.collect import VIEWER_PER_BUCKET, display_name
 from harness.leaderboard.compare_pages import ComparePage
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.plots import task_file_stem
+from harness.leaderboard.registered import (
+    analysis_columns,
+    analysis_title,
+    arrow,
+    better,
+    gap_arrow,
+    gap_better,
+    gap_columns,
+    gap_title,
+    task_gap_columns,
+)
 from harness.leaderboard.schema import Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.scores import ALPHA
-from harness.leaderboard.tables import analysis_columns, analysis_title, arrow, better
 from harness.scoring.records import SampleRecord
 
 _TEMPLATES = "templates"
@@ -74,7 +84,8 @@ def environment() -> SandboxedEnvironment:
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
     )
     env.filters.update(pct=_pct, num=_num, dv=_dv, stem=task_file_stem, atitle=analysis_title,
-                       better=better, arrow=arrow, pval=_pval, stars=_stars, public=_public,
+                       better=better, arrow=arrow, gtitle=gap_title, gbetter=gap_better,
+                       garrow=gap_arrow, pval=_pval, stars=_stars, public=_public,
                        cellmap=lambda cells: {c.label: c for c in cells},
                        acell=lambda cells, name: next((c for c in cells if c.name == name), None))
     return env
@@ -118,7 +129,8 @@ def write_site(board: Leaderboard, out: Path, viewer: Viewer | None = None,
                                             for r in t.rows}
     labels = {e.id: e.label for e in board.entries}
     common: dict[str, Any] = {"board": board, "png": png, "analyses": analyses,
-                              "labels": labels, "comparisons": viewer.comparisons}
+                              "gaps": gap_columns(board), "labels": labels,
+                              "comparisons": viewer.comparisons}
     entry_bars = [Bar(e.label, e.gap, e.gap_ci_low, e.gap_ci_high, color(n))
                   for n, e in enumerate(board.entries)]
     files = [w.write_text("index.html", env.get_template("index.html").render(
@@ -131,7 +143,7 @@ def write_site(board: Leaderboard, out: Path, viewer: Viewer | None = None,
             gap_chart=gap_bars_svg(_task_gap_bars(board, t), f"{t.task}: ID − OOD gap"),
             id_labels=[b.label for b in t.buckets if b.role == "ID"],
             ood_labels=[b.label for b in t.buckets if b.role == "OOD"],
-            **{**common, "analyses": task_analyses})))
+            **{**common, "analyses": task_analyses, "gaps": task_gap_columns(t)})))
     model_tpl = env.get_template("model.html")
     for e in board.entries:
         mine = [(t, rows[(t.task, e.id)]) for t in board.tasks if (t.task, e.id) in rows]

@@ -11,35 +11,19 @@ from typing import Any
 
 import pandas as pd
 
-from harness.analyses.registry import board_info
 from harness.leaderboard.paths import SafeWriter
+from harness.leaderboard.registered import (
+    analysis_columns,
+    analysis_title,
+    arrow,
+    gap_arrow,
+    gap_columns,
+    gap_head,
+    gap_title,
+    task_gap_columns,
+)
 from harness.leaderboard.schema import Entry, Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.scores import ALPHA
-
-
-def analysis_columns(board: Leaderboard) -> list[str]:
-    """Analyses shown as columns: the headline ones present (in their declared order), then any
-    others, by name."""
-    present = {n for e in board.entries for n in e.analyses}
-    head = sorted((n for n in present if board_info(n).headline is not None),
-                  key=lambda n: (board_info(n).headline, n))
-    return head + sorted(present - set(head))
-
-
-def better(name: str) -> str:
-    """``low`` or ``high``: the direction in which a column's values are better (the board's own
-    ``gap`` column: lower; an analysis: as it declares)."""
-    return "low" if name == "gap" else board_info(name).better
-
-
-def arrow(name: str) -> str:
-    """The direction mark of a column header."""
-    return "↓" if better(name) == "low" else "↑"
-
-
-def analysis_title(name: str) -> str:
-    """Column title of an analysis."""
-    return board_info(name).title or name
 
 
 def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
@@ -63,6 +47,9 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
                     "gap_floor": e.n_floor, "gap_ceiling": e.n_ceiling,
                     "retention": e.retention, "horizon_factor": e.horizon_factor,
                     "horizon_tasks": e.n_horizon})
+        for g in gap_columns(board):
+            row[g] = e.gaps.get(g)
+            row[f"{g}_tasks"] = e.gaps_n.get(g, 0)
         for a in analysis_columns(board):
             row[a] = e.analyses.get(a)
             row[f"{a}_tasks"] = e.analyses_n.get(a, 0)
@@ -81,6 +68,7 @@ def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
     """One row per entry on one task: one accuracy column per bucket (with n), then the gaps
     (floor / ceiling instead of a number where no gap is measurable)."""
     label = {e.id: e.label for e in entries}
+    gaps = task_gap_columns(task)
     rows: list[dict[str, Any]] = []
     for r in task.rows:
         row: dict[str, Any] = {"model": label.get(r.entry, r.entry), "template": r.template}
@@ -92,13 +80,22 @@ def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
             row[f"{b.label} ({b.role})"] = "-" if c is None else f"{pct(c.accuracy)} (n={c.n})"
         row.update({"all": f"{pct(r.accuracy)} (n={r.n_items})",
                     "ID": f"{pct(r.id_accuracy)} (n={r.n_id})",
-                    "OOD": f"{pct(r.ood_accuracy)} (n={r.n_ood})", "gap ↓": _gap_cell(r),
-                    "retention ↑": r.status if r.status != "measured" else num(r.retention),
-                    "horizon ↑": r.status if r.status != "measured" else num(r.horizon)})
+                    "OOD": f"{pct(r.ood_accuracy)} (n={r.n_ood})",
+                    gap_head("id_ood"): _gap_cell(r),
+                    gap_head("retention"): _measured(r, r.retention),
+                    gap_head("horizon"): _measured(r, r.horizon)})
+        for g in gaps:
+            cell = r.gaps.get(g)
+            row[gap_head(g)] = _measured(r, None if cell is None else cell.value)
         for a in r.analyses:
             row[analysis_title(a.name)] = num(a.value)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _measured(r: TaskRow, value: float | None) -> str:
+    """A gap's cell: its value, or the row's status where no gap is measurable."""
+    return r.status if r.status != "measured" else num(value)
 
 
 def buckets_frame(board: Leaderboard) -> pd.DataFrame:
@@ -167,11 +164,14 @@ def _display_main(board: Leaderboard) -> pd.DataFrame:
             row[f"{s} % ↑"] = "-" if sc is None else (
                 f"{ci_text(sc.value, sc.ci_low, sc.ci_high)} ({sc.n_tasks})")
         row.update({"ID % ↑": pct(e.id_accuracy), "OOD % ↑": pct(e.ood_accuracy),
-                    "gap pts ↓ [95% CI]": ci_text(e.gap, e.gap_ci_low, e.gap_ci_high)
-                    + star(e.gap_p_holm),
+                    f"{gap_title('id_ood')} pts {gap_arrow('id_ood')} [95% CI]":
+                    ci_text(e.gap, e.gap_ci_low, e.gap_ci_high) + star(e.gap_p_holm),
                     "measured/floor/ceiling": f"{e.n_measured}/{e.n_floor}/{e.n_ceiling}",
-                    "retention ↑": num(e.retention),
-                    "horizon ×ID ↑": f"{num(e.horizon_factor)} ({e.n_horizon})"})
+                    gap_head("retention"): num(e.retention),
+                    f"{gap_title('horizon')} ×ID {gap_arrow('horizon')}":
+                    f"{num(e.horizon_factor)} ({e.n_horizon})"})
+        for g in gap_columns(board):
+            row[gap_head(g)] = f"{num(e.gaps.get(g))} ({e.gaps_n.get(g, 0)})"
         for a in analysis_columns(board):
             row[f"{analysis_title(a)} {arrow(a)}"] = (
                 f"{num(e.analyses.get(a))} ({e.analyses_n.get(a, 0)})")

@@ -63,6 +63,7 @@ harness metrics list        # scoring.metric
 harness extractors list     # scoring.extract.kind
 harness analyses list       # analyses[].name
 harness strategies list     # the keys of strategies: (and harness eval --strategy)
+harness gaps list           # gaps.report
 ```
 """
 

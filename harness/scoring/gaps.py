@@ -1,4 +1,7 @@
-"""Generalization gaps between in-distribution (ID) and out-of-distribution (OOD) buckets.
+"""Generalization gaps between in-distribution (ID) and out-of-distribution (OOD) buckets: the
+built-in gaps, and the report of every gap a task asks for (``gaps.report``).
+
+The built-in gaps (registered with ``@gap``, see ``scoring/gap_registry``):
 
 - ``id_ood``: ``acc(ID) − acc(OOD)`` with a percentile-bootstrap CI (items resampled within role).
 - ``retention``: ``acc(OOD) / acc(ID)`` with a bootstrap CI from the same resamples.
@@ -7,27 +10,34 @@
   bucket ends the walk. ``factor`` is that bucket's ``top`` over the largest ID ``top``
   (the extrapolation factor of the reference doc).
 
-Accuracies are pooled over items. Both bootstrap CIs use the same seed, so they describe the same
-resampled data sets.
+Accuracies are pooled over items. Both bootstrap CIs use the report's shared resamples
+(``GapContext.resampled_means``), so they describe the same resampled data sets.
 
 A gap is only a number where it is measurable (``status``): at the **floor**, when the pooled ID
 accuracy is not significantly above chance (its Wilson 95% lower bound is not above the chance
 level: 0 for generation, the mean of 1/k over ID items for k-way multiple choice), the model has
 nothing to lose out of distribution, and at the **ceiling**, when both roles are at 100%, nothing
-can be lost either: then no gap is reported (None), with the reason.
+can be lost either: then no gap is reported (None), with the reason. This is decided once per
+report, before any gap runs.
+
+These three have a field of their own in ``GapReport`` (and in results.json); any other
+registered gap's model is stored as its JSON under ``GapReport.extra``, which results.json omits
+while it is empty.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from harness.errors import HarnessError
 from harness.scoring.aggregates import leading_run_end, scores_by_bucket
+from harness.scoring.gap_registry import GapContext, gap, get_gap
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import bootstrap_diff_ci, bootstrap_ratio_ci, r10, wilson_interval
+from harness.scoring.stats import percentile_ci, r10, ratio_ci, wilson_interval
 from harness.tasks.buckets import Bucket
 from harness.tasks.spec import GapsSpec
 
@@ -38,6 +48,12 @@ GapStatus = Literal["measured", "floor", "ceiling"]
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _sparse() -> Any:
+    """A mapping field that is empty by default and left out of the JSON while empty (a report
+    of the built-in gaps only keeps the JSON it always had)."""
+    return Field(default_factory=dict, exclude_if=lambda value: not value)
 
 
 class IdOodGap(_Model):
@@ -84,6 +100,11 @@ class GapReport(_Model):
     id_ood: IdOodGap | None = None  # absolute ID − OOD gap
     retention: Retention | None = None  # OOD / ID accuracy ratio
     horizon: Horizon | None = None  # extrapolation horizon
+    extra: dict[str, dict[str, Any]] = _sparse()  # any other registered gap → its model's JSON
+
+
+# the gaps with a field of their own in GapReport; any other goes under GapReport.extra
+_OWN_FIELD = ("id_ood", "retention", "horizon")
 
 
 def _mean(x: Sequence[float]) -> float:
@@ -132,13 +153,21 @@ def measurability(
     return "measured", None
 
 
+def headline(d: dict[str, Any]) -> tuple[float | None, float | None, float | None]:
+    """``value``, ``ci_low`` and ``ci_high`` of a gap's JSON (``GapReport.extra``); a field that is
+    missing or not a number is None."""
+    return _number(d.get("value")), _number(d.get("ci_low")), _number(d.get("ci_high"))
+
+
+def _number(x: object) -> float | None:
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
+
+
 def compute_gaps(
     samples: Sequence[SampleRecord], buckets: Sequence[Bucket], spec: GapsSpec, seed: int
 ) -> GapReport:
-    """The gaps in ``spec.report``; ``seed`` seeds both bootstraps (derive it per task/template).
-
-    ``id_ood`` and ``retention`` need ID and OOD samples, ``horizon`` needs ID samples; a gap
-    without them is None. The chance level comes from the ID samples' choices.
+    """The gaps in ``spec.report``; ``seed`` seeds their shared bootstrap (derive it per
+    task/template). The chance level comes from the ID samples' choices.
     """
     chance = chance_level([s for s in samples if s.role == "ID"])
     return gaps_from_scores(scores_by_bucket(samples, buckets), buckets, spec, seed, chance)
@@ -161,32 +190,58 @@ def gaps_from_scores(
     chance: float = 0.0,
 ) -> GapReport:
     """``compute_gaps`` from each bucket's scores (in item-id order, as ``scores_by_bucket``
-    gives them) and the ID items' chance level."""
-    pairs = list(zip(buckets, per_bucket, strict=True))
-    ids = [x for b, scores in pairs if b.role == "ID" for x in scores]
-    oods = [x for b, scores in pairs if b.role == "OOD" for x in scores]
-    status, reason = measurability(ids, oods, chance)
-    chance = r10(chance)
+    gives them) and the ID items' chance level: the measurability first, then, on a measurable
+    report, every gap of ``spec.report`` in turn (a gap that cannot be computed is None)."""
+    ctx = GapContext(per_bucket, buckets, spec, seed, chance)
+    status, reason = measurability(ctx.ids, ctx.oods, chance)
     if status != "measured":
-        return GapReport(status=status, chance=chance, reason=reason)
-    both = bool(ids) and bool(oods)
-    id_ood: IdOodGap | None = None
-    retention: Retention | None = None
-    hz: Horizon | None = None
-    if "id_ood" in spec.report and both:
-        lo, hi = bootstrap_diff_ci(ids, oods, seed=seed, resamples=spec.bootstrap, level=LEVEL)
-        id_ood = IdOodGap(
-            value=r10(_mean(ids) - _mean(oods)), ci_low=r10(lo), ci_high=r10(hi),
-            n_id=len(ids), n_ood=len(oods), resamples=spec.bootstrap,
-        )
-    if "retention" in spec.report and both:
-        acc_id = _mean(ids)
-        lo, hi = bootstrap_ratio_ci(ids, oods, seed=seed, resamples=spec.bootstrap, level=LEVEL)
-        retention = Retention(
-            value=None if acc_id == 0 else r10(_mean(oods) / acc_id),
-            ci_low=_opt(lo), ci_high=_opt(hi), unbounded_high=hi == math.inf,
-            n_id=len(ids), n_ood=len(oods),
-        )
-    if "horizon" in spec.report and ids:
-        hz = horizon(per_bucket, buckets, _mean(ids), spec.horizon_threshold)
-    return GapReport(chance=chance, id_ood=id_ood, retention=retention, horizon=hz)
+        return GapReport(status=status, chance=r10(chance), reason=reason)
+    fields: dict[str, Any] = {"chance": r10(chance)}
+    extra: dict[str, dict[str, Any]] = {}
+    for name in spec.report:
+        model = get_gap(name)(ctx)
+        if model is None:
+            continue
+        if name in _OWN_FIELD:
+            fields[name] = model
+            continue
+        extra[name] = model.model_dump(mode="json")
+        if "value" not in extra[name]:
+            raise HarnessError(f"gap {name!r}: its model {type(model).__name__} has no field "
+                               "'value' (the number a leaderboard shows)")
+    return GapReport.model_validate({**fields, "extra": extra})
+
+
+@gap("id_ood", title="gap", headline=0, better="low", board="mean")
+def id_ood_gap(ctx: GapContext) -> IdOodGap | None:
+    """acc(ID) − acc(OOD) with a percentile-bootstrap 95% CI (needs ID and OOD samples)."""
+    ids, oods = ctx.ids, ctx.oods
+    if not ids or not oods:
+        return None
+    id_means, ood_means = ctx.resampled_means
+    lo, hi = percentile_ci(id_means - ood_means, LEVEL)
+    return IdOodGap(value=r10(_mean(ids) - _mean(oods)), ci_low=r10(lo), ci_high=r10(hi),
+                    n_id=len(ids), n_ood=len(oods), resamples=ctx.spec.bootstrap)
+
+
+@gap("retention", headline=1, better="high", board="role_ratio")
+def retention_gap(ctx: GapContext) -> Retention | None:
+    """acc(OOD) / acc(ID) with a bootstrap 95% CI (needs ID and OOD samples)."""
+    ids, oods = ctx.ids, ctx.oods
+    if not ids or not oods:
+        return None
+    acc_id = _mean(ids)
+    id_means, ood_means = ctx.resampled_means
+    lo, hi, _ = ratio_ci(ood_means, id_means, LEVEL)
+    return Retention(value=None if acc_id == 0 else r10(_mean(oods) / acc_id),
+                     ci_low=_opt(lo), ci_high=_opt(hi), unbounded_high=hi == math.inf,
+                     n_id=len(ids), n_ood=len(oods))
+
+
+@gap("horizon", headline=2, better="high", board="mean")
+def horizon_gap(ctx: GapContext) -> Horizon | None:
+    """How far along the difficulty axis accuracy keeps horizon_threshold × acc(ID), as a
+    multiple of the largest ID difficulty too (needs ID samples)."""
+    if not ctx.ids:
+        return None
+    return horizon(ctx.per_bucket, ctx.buckets, ctx.id_accuracy, ctx.spec.horizon_threshold)

@@ -92,10 +92,11 @@ def resampled_means(
     return mean
 
 
-def _bootstrap_means(
-    a: Sequence[float], b: Sequence[float], seed: int, resamples: int
+def bootstrap_means(
+    a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Resampled means of ``a`` then ``b`` (independently: stratified by group) from one stream."""
+    """Resampled means of ``a`` then ``b`` (independently: stratified by group) from one stream
+    (the resamples under ``bootstrap_diff_ci`` and ``bootstrap_ratio_ci`` of the same seed)."""
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     xa, xb = _as_array(a, "a"), _as_array(b, "b")
@@ -174,7 +175,7 @@ def bootstrap_diff_ci(
     level: float = 0.95,
 ) -> tuple[float, float]:
     """Percentile bootstrap CI for ``mean(a) − mean(b)``; a and b resampled independently."""
-    ma, mb = _bootstrap_means(a, b, seed, resamples)
+    ma, mb = bootstrap_means(a, b, seed=seed, resamples=resamples)
     return percentile_ci(ma - mb, level)
 
 
@@ -192,6 +193,6 @@ def bootstrap_ratio_ci(
     quantile the upper bound is ``inf`` (unbounded); 0/0 resamples are dropped, and with more than
     half dropped the ratio is not estimable: ``(nan, nan)``.
     """
-    ma, mb = _bootstrap_means(a, b, seed, resamples)
+    ma, mb = bootstrap_means(a, b, seed=seed, resamples=resamples)
     lo, hi, _ = ratio_ci(mb, ma, level)
     return (lo, hi)

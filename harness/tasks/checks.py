@@ -1,5 +1,5 @@
-"""Checks a validated spec against the registries (generators, metrics, extractors) and its own
-templates."""
+"""Checks a validated spec against the registries (generators, metrics, extractors, gaps,
+analyses) and its own templates."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
                     f"(template line {e.lineno})"
                 ) from None
     from harness.scoring.extract import get_extractor
+    from harness.scoring.gap_registry import get_gap
     from harness.scoring.metrics import get_metric
 
     if isinstance(spec.source, GeneratorSource):
@@ -58,6 +59,11 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
         raise TaskSpecError(f"{path}: scoring.extract.kind: {e}") from None
     if extractor.needs_pattern and not spec.scoring.extract.pattern:
         raise TaskSpecError(f"{path}: scoring.extract.pattern: required when kind is {kind!r}")
+    for i, name in enumerate(spec.gaps.report):
+        try:
+            get_gap(name)
+        except HarnessError as e:  # unknown name, or a plugin that failed to load
+            raise TaskSpecError(f"{path}: gaps.report.{i}: {e}") from None
     _check_conditions_and_analyses(spec, path)
 
 

@@ -14,8 +14,6 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-GapName = Literal["id_ood", "retention", "horizon"]
-
 
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -282,8 +280,10 @@ class ScoringSpec(_Spec):
 class GapsSpec(_Spec):
     """Which generalization gaps to report, and their parameters."""
 
-    report: list[GapName] = Field(
-        ["id_ood", "retention", "horizon"], description="gap metrics to compute"
+    report: list[str] = Field(
+        ["id_ood", "retention", "horizon"],
+        description="registered gaps to compute (id_ood, retention, horizon, …; see `harness gaps "
+        "list`)",
     )
     horizon_threshold: float = Field(
         0.5, gt=0, le=1, description="horizon: fraction of ID accuracy to keep"

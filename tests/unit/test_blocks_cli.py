@@ -1,4 +1,4 @@
-"""`harness generators|metrics|analyses list`: every building block a task file can name, with
+"""`harness generators|metrics|analyses|gaps list`: every building block a task file can name, with
 its origin, parameters and fields; unknown names point there."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 from harness.analyses.registry import analysis_names
 from harness.errors import TaskSpecError
 from harness.generators.registry import generator_names
+from harness.scoring.gap_registry import GAPS
 from harness.scoring.metrics import METRICS
 from harness.tasks.loader import load_spec
 from tests.helpers import run_harness
@@ -54,6 +55,16 @@ def test_metrics_and_analyses_lists() -> None:
     params = {p["name"]: p["default"] for p in analyses["effective_length"]["params"]}
     assert {"threshold", "depth_field", "window"} <= set(params)
     assert params["depth_field"] == "'depth'"
+
+
+def test_gaps_list() -> None:
+    gaps = {b["name"]: b for b in _listing("gaps")}
+    GAPS.load_builtins()
+    assert sorted(gaps) == sorted(n for n in GAPS.items if GAPS.is_builtin(n))
+    assert {"id_ood", "retention", "horizon"} <= set(gaps)
+    assert all(b["origin"] == "builtin" and b["description"] for b in gaps.values())
+    lines = run_harness("gaps", "list").stdout.splitlines()
+    assert lines[0] == f"{len(gaps)} gaps" and lines[1].split() == ["name", "origin", "description"]
 
 
 @pytest.mark.parametrize(("key", "bad", "near", "command"), [

@@ -16,7 +16,7 @@ from harness.scoring.report import ScoreColumns, task_reports, template_report
 from harness.scoring.stats import bootstrap_ratio_ci, percentile_ci, ratio_ci
 from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket
-from harness.tasks.spec import GapName, GapsSpec
+from harness.tasks.spec import GapsSpec
 
 # Per-value buckets over "digits" 1..5; 1 and 2 are in distribution.
 BUCKETS = [
@@ -43,11 +43,11 @@ def make(counts: Sequence[tuple[int, int]], template: str = "plain") -> list[Sam
     return out
 
 
-def spec(*report: GapName, threshold: float = 0.5, bootstrap: int = 200) -> GapsSpec:
+def spec(*report: str, threshold: float = 0.5, bootstrap: int = 200) -> GapsSpec:
     return GapsSpec(report=list(report), horizon_threshold=threshold, bootstrap=bootstrap)
 
 
-ALL: tuple[GapName, ...] = ("id_ood", "retention", "horizon")
+ALL: tuple[str, ...] = ("id_ood", "retention", "horizon")
 
 
 # --- aggregates -----------------------------------------------------------------------------

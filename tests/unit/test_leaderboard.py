@@ -232,12 +232,12 @@ def test_analysis_columns_come_from_the_analyses_metadata() -> None:
     """Titles, headline order and direction are declared with each analysis (@analysis), not
     listed by the leaderboard; a name no built-in declares gets the defaults."""
     from harness.analyses.registry import board_info
-    from harness.leaderboard.tables import analysis_columns, analysis_title, better
+    from harness.leaderboard.registered import analysis_columns, analysis_title, better
 
     assert [board_info(n).headline for n in ("compositionality_gap", "sgr", "multi_prompt",
                                              "effective_length")] == [1, 2, 3, 4]
     assert analysis_title("sgr") == "SGR" and analysis_title("multi_prompt") == "CPS"
-    assert better("compositionality_gap") == better("critical_complexity") == better("gap") == "low"
+    assert better("compositionality_gap") == better("critical_complexity") == "low"
     assert better("sgr") == "high" and analysis_title("plugin_thing") == "plugin_thing"
     unknown = board_info("plugin_thing")
     assert unknown.headline is None and unknown.board == "mean"
@@ -246,3 +246,23 @@ def test_analysis_columns_come_from_the_analyses_metadata() -> None:
     board = schema.Leaderboard.model_construct(entries=[entry])
     assert analysis_columns(board) == ["compositionality_gap", "sgr", "effective_length",
                                        "critical_complexity", "zeta"]
+
+
+def test_gap_columns_come_from_the_gaps_metadata() -> None:
+    """The built-in gaps declare their titles, direction and aggregation with @gap (the board's
+    "gap" column is id_ood's title, lower is better); other gaps' columns follow the same
+    headline-then-name order as analyses', with the defaults where no built-in declares them."""
+    from harness.leaderboard.registered import gap_better, gap_columns, gap_head, gap_title
+    from harness.scoring.gap_registry import board_info
+
+    assert gap_title("id_ood") == "gap" and gap_better("id_ood") == "low"
+    assert gap_head("retention") == "retention ↑" and gap_head("horizon") == "horizon ↑"
+    assert [board_info(n).headline for n in ("id_ood", "retention", "horizon")] == [0, 1, 2]
+    assert board_info("retention").board == "role_ratio" and board_info("horizon").board == "mean"
+    unknown = board_info("plugin_gap")
+    assert (unknown.headline, unknown.better, unknown.board) == (None, "high", "mean")
+    assert gap_head("plugin_gap") == "plugin_gap ↑"
+    entry = schema.Entry.model_construct(analyses={}, gaps={"zeta": 0.1, "horizon": 0.2,
+                                                            "alpha": 0.3})
+    board = schema.Leaderboard.model_construct(entries=[entry])
+    assert gap_columns(board) == ["horizon", "alpha", "zeta"]
