@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 from typing import Annotated, Any
 
 import typer
@@ -17,34 +18,31 @@ from harness.registry import Registry
 
 app = typer.Typer(no_args_is_help=True, help="Installed plugin packages (entry points).")
 
+
 def _shown_name(p: Plugin) -> str:
     return f"{p.name}:" if p.group == plugins.MODELS else p.name  # model backends are prefixes
 
 
+# entry-point group → the registry its names join ("module:attribute", imported when needed);
+# tasks are checked through the task index instead
+_REGISTRIES = {
+    plugins.GENERATORS: "harness.generators.registry:GENERATORS",
+    plugins.METRICS: "harness.scoring.metrics:METRICS",
+    plugins.ANALYSES: "harness.analyses.registry:ANALYSES",
+    plugins.GAPS: "harness.scoring.gap_registry:GAPS",
+    plugins.MODELS: "harness.models.backends:BACKENDS",
+    plugins.STRATEGIES: "harness.strategies.registry:STRATEGIES",
+    plugins.EXTRACTORS: "harness.scoring.extract:EXTRACTORS",
+}
+
+
 def _registry(group: str) -> Registry[Any] | None:
-    """The registry a generator, metric, gap, strategy or extractor entry point adds to (None
-    for other groups)."""
-    if group == plugins.GENERATORS:
-        from harness.generators.registry import GENERATORS
-
-        return GENERATORS
-    if group == plugins.METRICS:
-        from harness.scoring.metrics import METRICS
-
-        return METRICS
-    if group == plugins.STRATEGIES:
-        from harness.strategies.registry import STRATEGIES
-
-        return STRATEGIES
-    if group == plugins.EXTRACTORS:
-        from harness.scoring.extract import EXTRACTORS
-
-        return EXTRACTORS
-    if group == plugins.GAPS:
-        from harness.scoring.gap_registry import GAPS
-
-        return GAPS
-    return None
+    """The registry an entry point of ``group`` adds to (None for task packages)."""
+    if group not in _REGISTRIES:
+        return None
+    module, _, attr = _REGISTRIES[group].partition(":")
+    reg: Registry[Any] = getattr(importlib.import_module(module), attr)
+    return reg
 
 
 def _others(p: Plugin, found: list[Plugin]) -> str:
@@ -58,7 +56,8 @@ def _check(p: Plugin, found: list[Plugin], task_clashes: dict[str, list[str]]) -
     task packages also list and validate their tasks."""
     reg = _registry(p.group)
     if reg is not None:
-        reg.load_builtins()
+        if not reg.builtin_names:  # built-ins given by name are known without importing them
+            reg.load_builtins()
         if reg.is_builtin(p.name):
             return (f"error: shadowed: the built-in {reg.kind} {p.name!r} is used instead; "
                     "rename it")

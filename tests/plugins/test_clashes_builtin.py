@@ -36,7 +36,8 @@ def copy(rng, difficulty):
 @pytest.fixture()
 def site(tmp_path: Path) -> Path:
     """shadow-tasks defines lengthgen/addition (a built-in address) and its own lengthgen/extra;
-    shadow-code offers a generator 'addition' and a metric 'numeric_match' (built-in names)."""
+    shadow-code offers a generator 'addition', a metric 'numeric_match', an analysis
+    'effective_length' and a model backend 'hf' (built-in names)."""
     site = tmp_path / "site"
     make_dist(site, "shadow-tasks", "1.0", {"harness.tasks": {"lengthgen": "shadow_tasks"}},
               {"shadow_tasks/__init__.py": "",
@@ -44,7 +45,9 @@ def site(tmp_path: Path) -> Path:
                "shadow_tasks/extra.yaml": task_yaml("extra")})
     make_dist(site, "shadow-code", "2.0",
               {"harness.generators": {"addition": "shadow_code:addition"},
-               "harness.metrics": {"numeric_match": "shadow_code:numeric_match"}},
+               "harness.metrics": {"numeric_match": "shadow_code:numeric_match"},
+               "harness.analyses": {"effective_length": "shadow_code:numeric_match"},
+               "harness.models": {"hf": "shadow_code:numeric_match"}},
               {"shadow_code.py": GEN_MODULE})
     make_dist(site, "scripted-model", "0.0.1", SCRIPTED)
     return site
@@ -111,6 +114,8 @@ def test_check_fails_on_clashes_and_shadowed_names(site: Path) -> None:
     text = " ".join(r.stdout.split())
     assert "shadowed: the built-in generator 'addition' is used instead" in text
     assert "shadowed: the built-in metric 'numeric_match' is used instead" in text
+    assert "shadowed: the built-in analysis 'effective_length' is used instead" in text
+    assert "shadowed: the built-in model backend 'hf' is used instead" in text
     assert "clash: lengthgen/addition is also defined by builtin (" in text
     assert "lengthgen/extra" not in text.split("clash:")[1].split("│")[0]
 
