@@ -7,6 +7,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# options that do not change a run's numbers: a rerun differing only in these resumes
+RUN_SPECIFIC = ("output_dir", "use_cache", "cache_dir", "data_parallel", "batch_size",
+                "chunk_size")
+# options that choose which items run, not how they run: a leaderboard entry (one model under
+# one configuration) merges runs that differ only in these
+ITEM_SELECTION = ("tasks", "limit_per_bucket", "include_paths")
+
 
 class RunConfig(BaseModel):
     """Options of one ``harness eval`` run (recorded in results.json)."""

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from harness.config import RunConfig
+from harness.config import RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
 from harness.filelock import HolderLock, os_reason
 
@@ -30,10 +30,6 @@ LOCK_NAME = ".harness.lock"  # the folder's lock file (removed when the run ends
 MANIFEST_NAME = ".harness-run.json"  # configuration of the run in progress (removed when done)
 RESULTS_NAME = "results.json"
 SAMPLES_DIR = "samples"
-# options that do not change a run's numbers: a rerun differing only in these resumes
-RUN_SPECIFIC = ("output_dir", "use_cache", "cache_dir", "data_parallel", "batch_size",
-                "chunk_size")
-
 
 class OutputError(HarnessError):
     """The output folder cannot be written (message: the path and the system's reason)."""

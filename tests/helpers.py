@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness import config
+
 # results.json parts that legitimately differ between two runs of the same work
 RUN_SPECIFIC = ("timings", "cache")
-RUN_SPECIFIC_OPTIONS = ("output_dir", "use_cache", "cache_dir", "data_parallel", "batch_size")
 
 
 def harness_cmd(*args: str) -> list[str]:
@@ -36,7 +37,7 @@ def load_results(out_dir: Path) -> dict[str, Any]:
 def comparable(results: dict[str, Any]) -> dict[str, Any]:
     """results.json without the parts that change between runs of identical work."""
     out = {k: v for k, v in results.items() if k not in RUN_SPECIFIC}
-    out["run"] = {k: v for k, v in results["run"].items() if k not in RUN_SPECIFIC_OPTIONS}
+    out["run"] = {k: v for k, v in results["run"].items() if k not in config.RUN_SPECIFIC}
     return out
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config import ITEM_SELECTION, RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
 from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results, open_samples
 from harness.leaderboard.provenance import public_id, reproduce, started_at
@@ -35,15 +36,16 @@ from harness.scoring.records import SampleRecord
 __all__ = ["Collected", "gather", "config_of", "load_leaderboard", "load_results", "slug"]
 
 SUITE_ORDER = ("lengthgen", "compgen", "easy2hard", "instructdiv")
-_CONFIG_KEYS = ("model", "model_args", "seed", "templates", "num_fewshot", "fewshot_shared",
-                "apply_chat_template", "strategy")
+# the run options that tell two entries of one model apart, in RunConfig's order
+ENTRY_OPTIONS = tuple(k for k in RunConfig.model_fields if k not in RUN_SPECIFIC + ITEM_SELECTION)
 VIEWER_PER_BUCKET = 20  # samples per bucket shown by the sample viewer (the file has all)
 
 
 def config_of(res: Results) -> dict[str, Any]:
-    """The run options that define an entry's configuration."""
+    """The run options that define an entry's configuration: every option that changes the
+    numbers (``RunConfig`` less ``RUN_SPECIFIC``) but those that only choose the items."""
     run = res.run.model_dump(mode="json")
-    cfg = {k: run.get(k) for k in _CONFIG_KEYS}
+    cfg = {k: run.get(k) for k in ENTRY_OPTIONS}
     cfg["model_args"] = {k: v for k, v in sorted((run.get("model_args") or {}).items())
                          if k != "device"}
     return cfg
@@ -156,8 +158,8 @@ def _labels(keys: list[str], name_of: dict[str, str]) -> dict[str, str]:
             out[ks[0]] = name
             continue
         cfgs = [json.loads(k)["config"] for k in ks]
-        diff = [c for c in _CONFIG_KEYS if len({json.dumps(x.get(c), sort_keys=True)
-                                                  for x in cfgs}) > 1]
+        diff = [c for c in ENTRY_OPTIONS if len({json.dumps(x.get(c), sort_keys=True)
+                                                 for x in cfgs}) > 1]
         for k, cfg in zip(ks, cfgs, strict=True):
             opts = ", ".join(f"{c}={json.dumps(cfg.get(c), sort_keys=True)}" for c in diff)
             out[k] = f"{name} [{opts}]" if opts else f"{name} [{model}]"
