@@ -19,6 +19,6 @@ from harness.tasks.spec import TaskSpec
 @strategy("direct")
 def direct(spec: TaskSpec, task: str, prepared: Sequence[Prepared], pool: Sequence[Instance],
            model: LM) -> list[SampleRecord]:
-    """Send every request of ``prepared`` to the model in one call and score the responses."""
+    """The task's prompt as it is, one batched call for all items, any output type (the default)."""
     del task, pool  # one call per item needs neither
     return output_type(spec).score(spec, prepared, model)
