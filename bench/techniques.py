@@ -111,7 +111,7 @@ def main() -> None:
             model._fast = kw.get("fast", True)
             model._batch_size = kw.get("batch", 32)
             model._tree = kw.get("tree", True)
-            hf.plan = real_plan if kw.get("share", True) else (lambda rows, live, tree: None)
+            hf.plan = real_plan if kw.get("share", True) else (lambda rows, live: None)
             hf_generate.COMPACT_FRACTION = compact if kw.get("compact", True) else 2.0
             hf_prefix.MIN_SHARED = min_shared if kw.get("prefix", True) else 10**9
         return apply
