@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.outputs.base import Model, Oracle, OutputType
+from harness.outputs.base import Oracle, OutputType
 from harness.outputs.generate import GENERATE
 from harness.outputs.multiple_choice import MULTIPLE_CHOICE
 from harness.tasks.spec import TaskSpec
@@ -21,7 +21,7 @@ from harness.tasks.spec import TaskSpec
 # every output type by its ``output.type`` tag
 OUTPUT_TYPES: dict[str, OutputType[Any]] = {t.name: t for t in (GENERATE, MULTIPLE_CHOICE)}
 
-__all__ = ["OUTPUT_TYPES", "Model", "Oracle", "OutputType", "output_type"]
+__all__ = ["OUTPUT_TYPES", "Oracle", "OutputType", "output_type"]
 
 
 def output_type(spec: TaskSpec) -> OutputType[Any]:

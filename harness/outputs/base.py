@@ -12,7 +12,7 @@ selected by its ``type``); its ``OutputType`` here says what that means for a ru
   (``answer_request``, ``score_answer``);
 - the oracle of ``harness.testing``: what a model that knows every answer replies (``teach``).
 
-An output type sees the model only through ``Model``, the three calls of the LM contract.
+An output type calls the model through the LM contract (``harness.models.base.LM``).
 """
 
 from __future__ import annotations
@@ -20,17 +20,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from harness.errors import HarnessError
+from harness.models.base import LM
 from harness.requests import (
     GenerateRequest,
-    GenerateResponse,
-    LoglikelihoodRequest,
-    LoglikelihoodResponse,
-    RollingRequest,
 )
 from harness.scoring.records import SampleRecord
 from harness.scoring.score import Prepared
@@ -38,20 +35,6 @@ from harness.tasks.instances import Instance
 from harness.tasks.spec import TaskSpec, type_tags
 
 S = TypeVar("S", bound=BaseModel)
-
-
-class Model(Protocol):
-    """The model calls an output type may make (``harness.models.base.LM`` has every one)."""
-
-    def generate(self, requests: Sequence[GenerateRequest]) -> list[GenerateResponse]:
-        """Generated text per request."""
-
-    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
-                      ) -> list[LoglikelihoodResponse]:
-        """Log-likelihood of each continuation given its context."""
-
-    def loglikelihood_rolling(self, requests: Sequence[RollingRequest]) -> list[float]:
-        """Log-likelihood of each whole text."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +91,7 @@ class OutputType(ABC, Generic[S]):
 
     @abstractmethod
     def score(self, spec: TaskSpec, prepared: Sequence[Prepared],
-              model: Model) -> list[SampleRecord]:
+              model: LM) -> list[SampleRecord]:
         """Send the requests of ``prepared`` to ``model`` in one batched call and score the
         responses: one record per item, in order, each with its model call."""
 

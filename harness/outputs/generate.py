@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.outputs.base import Model, Oracle, OutputType
+from harness.models.base import LM
+from harness.outputs.base import Oracle, OutputType
 from harness.requests import GenerateRequest
 from harness.scoring.extract import extract
 from harness.scoring.metrics import get_metric
@@ -25,7 +26,7 @@ class Generate(OutputType[GenerateOutput]):
     generates = True
 
     def score(self, spec: TaskSpec, prepared: Sequence[Prepared],
-              model: Model) -> list[SampleRecord]:
+              model: LM) -> list[SampleRecord]:
         resps = model.generate([self.answer_request(spec, p.prompt) for p in prepared])
         return [self.score_answer(spec, p, r.text) for p, r in zip(prepared, resps, strict=True)]
 

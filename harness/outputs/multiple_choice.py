@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.errors import HarnessError
-from harness.outputs.base import Model, Oracle, OutputType
+from harness.models.base import LM
+from harness.outputs.base import Oracle, OutputType
 from harness.requests import LoglikelihoodRequest
 from harness.scoring.records import ModelCall, SampleRecord
 from harness.scoring.score import Prepared, record_fields
@@ -61,7 +62,7 @@ class MultipleChoice(OutputType[MultipleChoiceOutput]):
         return [prefix + c for c in p.choices or []]
 
     def score(self, spec: TaskSpec, prepared: Sequence[Prepared],
-              model: Model) -> list[SampleRecord]:
+              model: LM) -> list[SampleRecord]:
         conts = [self.continuations(spec, p) for p in prepared]
         ll = model.loglikelihood([LoglikelihoodRequest(p.prompt, c)
                                   for p, cs in zip(prepared, conts, strict=True) for c in cs])

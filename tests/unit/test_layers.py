@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("schema", ["harness.tasks", "harness.tasks.spec", "harness.tasks.buckets",
                 "harness.tasks.difficulty", "harness.tasks.patterns", "harness.tasks.chat",
                 "harness.schema.*"]),
+    ("model contract", ["harness.models.base"]),
     ("blocks", ["harness.sources.*", "harness.generators.*", "harness.scoring.extract",
                 "harness.scoring.metrics", "harness.scoring.math_equiv",
                 "harness.tasks.templates", "harness.tasks.paths"]),
