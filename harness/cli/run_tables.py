@@ -9,7 +9,7 @@ from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
 from harness.results import Results
-from harness.scoring.gaps import GapReport, headline
+from harness.scoring.gaps import GapReport, value_and_ci
 from harness.scoring.report import TemplateReport
 
 
@@ -44,7 +44,7 @@ def gap_lines(g: GapReport) -> list[str]:
         else:
             fac = "" if h.factor is None else f" = {h.factor:.2f}× the largest ID value"
             out.append(f"extrapolation horizon: {h.value:g}{fac} (threshold {_pct(h.threshold)}%)")
-    out += [value_line(name, *headline(d)) for name, d in g.extra.items()]
+    out += [value_line(name, *value_and_ci(d)) for name, d in g.extra.items()]
     return out
 
 

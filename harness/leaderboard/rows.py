@@ -10,7 +10,7 @@ from typing import Any
 from harness.leaderboard.schema import AnalysisCell, BucketCell, GapCell, TaskRow
 from harness.leaderboard.scores import ItemScores, item_scores
 from harness.results import TaskResult
-from harness.scoring.gaps import headline
+from harness.scoring.gaps import value_and_ci
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
 
@@ -40,7 +40,7 @@ def _all_templates(t: TaskResult) -> tuple[float | None, int]:
 
 def _cell(d: dict[str, Any]) -> GapCell:
     """A registered gap's cell from its JSON (a field that is not a number: None)."""
-    value, lo, hi = headline(d)
+    value, lo, hi = value_and_ci(d)
     return GapCell(value=value, ci_low=lo, ci_high=hi)
 
 

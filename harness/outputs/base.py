@@ -26,9 +26,7 @@ from pydantic import BaseModel
 
 from harness.errors import HarnessError
 from harness.models.base import LM
-from harness.requests import (
-    GenerateRequest,
-)
+from harness.requests import GenerateRequest
 from harness.scoring.records import SampleRecord
 from harness.scoring.score import Prepared
 from harness.tasks.instances import Instance

@@ -153,7 +153,7 @@ def measurability(
     return "measured", None
 
 
-def headline(d: dict[str, Any]) -> tuple[float | None, float | None, float | None]:
+def value_and_ci(d: dict[str, Any]) -> tuple[float | None, float | None, float | None]:
     """``value``, ``ci_low`` and ``ci_high`` of a gap's JSON (``GapReport.extra``); a field that is
     missing or not a number is None."""
     return _number(d.get("value")), _number(d.get("ci_low")), _number(d.get("ci_high"))

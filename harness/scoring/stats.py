@@ -95,8 +95,9 @@ def resampled_means(
 def bootstrap_means(
     a: Sequence[float], b: Sequence[float], *, seed: int, resamples: int
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Resampled means of ``a`` then ``b`` (independently: stratified by group) from one stream
-    (the resamples under ``bootstrap_diff_ci`` and ``bootstrap_ratio_ci`` of the same seed)."""
+    """Resampled means of ``a`` then ``b`` (independently: stratified by group) from one stream.
+    A gap report draws them once and every gap reads them: ``percentile_ci`` of their difference
+    is the ID−OOD gap's interval, ``ratio_ci`` of ``b`` over ``a`` the retention's."""
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     xa, xb = _as_array(a, "a"), _as_array(b, "b")
@@ -165,34 +166,3 @@ def ratio_ci(
     lo, hi = percentile_ci(r, level)
     return (lo, hi, valid)
 
-
-def bootstrap_diff_ci(
-    a: Sequence[float],
-    b: Sequence[float],
-    *,
-    seed: int,
-    resamples: int,
-    level: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI for ``mean(a) − mean(b)``; a and b resampled independently."""
-    ma, mb = bootstrap_means(a, b, seed=seed, resamples=resamples)
-    return percentile_ci(ma - mb, level)
-
-
-def bootstrap_ratio_ci(
-    a: Sequence[float],
-    b: Sequence[float],
-    *,
-    seed: int,
-    resamples: int,
-    level: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI for ``mean(b) / mean(a)`` (``ratio_ci`` of the resampled means).
-
-    A resample with ``mean(a) == 0 < mean(b)`` is +inf, so when such resamples reach the upper
-    quantile the upper bound is ``inf`` (unbounded); 0/0 resamples are dropped, and with more than
-    half dropped the ratio is not estimable: ``(nan, nan)``.
-    """
-    ma, mb = bootstrap_means(a, b, seed=seed, resamples=resamples)
-    lo, hi, _ = ratio_ci(mb, ma, level)
-    return (lo, hi)

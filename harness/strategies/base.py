@@ -50,7 +50,7 @@ class StrategyInput:
     @property
     def answer_tokens(self) -> int:
         """The most new tokens of an answer in the task's own format (its max_tokens)."""
-        return self.answer_request("").max_tokens
+        return output_type(self.spec).new_tokens(self.spec)
 
 
 StrategyFn = Callable[[StrategyInput], Chain]

@@ -20,7 +20,7 @@ from harness.results import read_samples
 from harness.scoring.gap_registry import GAPS, GapContext, gap
 from harness.scoring.gaps import GapReport, gaps_from_scores
 from harness.scoring.report import task_reports
-from harness.scoring.stats import bootstrap_diff_ci, bootstrap_ratio_ci, percentile_ci, r10
+from harness.scoring.stats import bootstrap_means, percentile_ci, r10, ratio_ci
 from harness.tasks.buckets import Bucket, build_buckets
 from harness.tasks.loader import load_spec
 from harness.tasks.spec import GapsSpec, TaskSpec
@@ -70,17 +70,23 @@ def test_builtin_gaps_keep_their_json_and_extra_is_left_out_while_empty() -> Non
     assert list(GapReport(status="floor").model_dump(mode="json"))[-1] == "horizon"
 
 
-def test_shared_resamples_give_the_separate_bootstraps_numbers() -> None:
-    """id_ood and retention read one set of resamples: the CIs bootstrap_diff_ci and
-    bootstrap_ratio_ci give with the same seed, as before gaps were registered."""
+def test_id_ood_and_retention_read_one_set_of_resamples() -> None:
+    """Both intervals come from the report's one draw of resampled means (seed and resample
+    count from the report): the percentiles of their difference and of their ratio."""
     g = gaps_from_scores(SCORES, BUCKETS, GapsSpec(bootstrap=500), seed=11)
     ids = [x for s in SCORES[:2] for x in s]
     oods = [x for s in SCORES[2:] for x in s]
-    lo, hi = bootstrap_diff_ci(ids, oods, seed=11, resamples=500)
+    id_means, ood_means = bootstrap_means(ids, oods, seed=11, resamples=500)
+    lo, hi = percentile_ci(id_means - ood_means)
     assert g.id_ood is not None and (g.id_ood.ci_low, g.id_ood.ci_high) == (r10(lo), r10(hi))
-    lo, hi = bootstrap_ratio_ci(ids, oods, seed=11, resamples=500)
+    lo, hi, _ = ratio_ci(ood_means, id_means)
     assert g.retention is not None and (g.retention.ci_low, g.retention.ci_high) == (
         r10(lo), r10(hi))
+    ctx = GapContext(SCORES, BUCKETS, GapsSpec(bootstrap=500), 11, 0.0)
+    assert all((got == want).all() for got, want in zip(ctx.resampled_means,
+                                                       (id_means, ood_means), strict=True))
+    other = bootstrap_means(ids, oods, seed=12, resamples=500)
+    assert not (other[0] == id_means).all()  # the draw follows the report's seed
 
 
 def test_a_registered_gap_shares_the_resamples_and_goes_under_extra() -> None:

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from harness.scoring.stats import (
-    bootstrap_diff_ci,
-    bootstrap_ratio_ci,
+    bootstrap_means,
+    percentile_ci,
     r10,
+    ratio_ci,
     wilson_interval,
 )
 from harness.seeding import derive_seed
@@ -60,6 +61,21 @@ def test_r10() -> None:
     assert r10(1 / 3) == 0.3333333333
     assert math.copysign(1.0, r10(-1e-15)) == 1.0  # no negative zero in result files
     assert math.isnan(r10(math.nan))
+
+
+def bootstrap_diff_ci(a: list[float], b: list[float], *, seed: int, resamples: int,
+                      level: float = 0.95) -> tuple[float, float]:
+    """The ID−OOD gap's interval as a gap report draws it (``scoring.gaps.id_ood_gap``)."""
+    ma, mb = bootstrap_means(a, b, seed=seed, resamples=resamples)
+    return percentile_ci(ma - mb, level)
+
+
+def bootstrap_ratio_ci(a: list[float], b: list[float], *, seed: int,
+                       resamples: int) -> tuple[float, float]:
+    """The retention's interval, mean(b) / mean(a), as a gap report draws it."""
+    ma, mb = bootstrap_means(a, b, seed=seed, resamples=resamples)
+    lo, hi, _ = ratio_ci(mb, ma)
+    return (lo, hi)
 
 
 def _binary(n: int, p: float, seed: int) -> list[float]:
