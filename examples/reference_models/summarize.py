@@ -39,7 +39,7 @@ def seed_line(results: Path) -> str:
     gaps = tpl.get("gaps") or {}
     gap, hor = gaps.get("id_ood") or {}, gaps.get("horizon") or {}
     gap_s = (f"{100 * gap['value']:.1f} [{100 * gap['ci_low']:.1f}, {100 * gap['ci_high']:.1f}]"
-             if gap.get("value") is not None else str(gap.get("status") or "n/a"))
+             if gap.get("value") is not None else str(gaps.get("status") or "n/a"))
     hor_s = (f"{hor['value']:g} ({hor['factor']:.2f}x max ID; threshold "
              f"{100 * hor['threshold']:.1f}%)" if hor.get("value") is not None else "n/a")
     curve = " · ".join(f"{b['bucket']}: {100 * b['accuracy']:.0f} "
@@ -53,12 +53,12 @@ def seed_line(results: Path) -> str:
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "leaderboards/reference")
     runs: dict[tuple[str, str], list[tuple[int, dict[str, float], float]]] = defaultdict(list)
-    roles: dict[str, str] = {}
+    roles: dict[str, dict[str, str]] = defaultdict(dict)  # task -> bucket label -> role
     files: dict[tuple[str, str], list[Path]] = defaultdict(list)
     for res in sorted(root.glob("*/*-s*/results.json")):
         variant, seed = res.parent.name.rsplit("-s", 1)
         acc, r, id_acc = bucket_acc(res)
-        roles.update(r)
+        roles[res.parent.parent.name].update(r)
         runs[(res.parent.parent.name, variant)].append((int(seed), acc, id_acc))
         files[(res.parent.parent.name, variant)].append(res)
     if not runs:
@@ -73,7 +73,7 @@ def main() -> None:
         for lab in labels:
             xs = [100 * acc[lab] for _, acc, _ in seeds]
             sd = f"{statistics.stdev(xs):.1f}" if len(xs) > 1 else "n/a"  # one seed: no spread
-            print(f"| {lab} | {roles[lab]} | {statistics.fmean(xs):.1f} | {sd} | "
+            print(f"| {lab} | {roles[task][lab]} | {statistics.fmean(xs):.1f} | {sd} | "
                   f"{min(xs):.1f} | {max(xs):.1f} |")
         print()
         for res in files[(task, variant)]:
