@@ -26,7 +26,7 @@ from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
 from harness.tasks.spec import TaskSpec
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 T = TypeVar("T")
 _LIBRARIES = ("genharness", "pydantic", "jinja2", "numpy", "torch", "transformers", "tokenizers",
               "gguf", "accelerate", "datasets", "vllm")

@@ -1,4 +1,5 @@
-"""``harness compare A B``: paired accuracy differences between two runs on the same items."""
+"""``harness compare A B``: accuracy differences between two runs, item by item where their items
+are identical."""
 
 from __future__ import annotations
 
@@ -21,8 +22,6 @@ def _p(x: float) -> str:
 
 def _flags(s: PairedStat) -> str:
     out = []
-    if s.zero_width:
-        out.append("zero-width CI")
     if s.tests_disagree:
         out.append("CI and test disagree")
     return ", ".join(out)
@@ -31,21 +30,28 @@ def _flags(s: PairedStat) -> str:
 def _row(s: PairedStat) -> list[str]:
     return [escape(s.scope), s.role or "", str(s.n_items), f"{100 * s.acc_a:.1f}",
             f"{100 * s.acc_b:.1f}", f"{100 * s.diff:+.1f}",
-            f"[{100 * s.ci_low:+.1f}, {100 * s.ci_high:+.1f}]", f"{s.a_only}/{s.b_only}",
+            f"[{100 * s.ci_low:+.1f}, {100 * s.ci_high:+.1f}]",
+            f"{s.a_only}/{s.b_only}" if s.paired else "–",
             _p(s.p_value) + ("" if s.p_holm is None else f" ({_p(s.p_holm)})")]
 
 
 def print_comparison(c: Comparison, console: Console | None = None) -> None:
     """One table per task (all, then per bucket) and the pooled line."""
     console = console or Console()
-    console.print(escape(f"A: {c.model_a}  ({c.run_a})\nB: {c.model_b}  ({c.run_b})\n"
-                         f"seed {c.seed}; diff = acc(B) − acc(A) in points, paired bootstrap "
-                         f"{int(c.level * 100)}% CI ({c.resamples} resamples, items resampled); "
-                         "McNemar p-value over items (exact binomial below 25 discordant "
-                         "items), Holm-adjusted over the tasks in brackets; items where A / "
-                         "B scores higher (A>B/B>A)"))
+    design = (
+        f"seed {c.seed}, the same items in both runs: paired. diff = acc(B) − acc(A) in points "
+        f"with a paired {int(c.level * 100)}% score interval (items as the unit); McNemar "
+        "p-value over items (exact binomial below 25 discordant items), Holm-adjusted over the "
+        "tasks in brackets; items where A / B scores higher (A>B/B>A)"
+        if c.paired else
+        f"seeds {c.seed} and {c.seed_b}: the items differ, so they are NOT paired; each task "
+        "where they differ is compared as two independent samples: diff = acc(B) − acc(A) in "
+        f"points with Newcombe's {int(c.level * 100)}% interval and the p-value that inverts it "
+        "(Holm-adjusted over the tasks in brackets)")
+    console.print(escape(f"A: {c.model_a}  ({c.run_a})\nB: {c.model_b}  ({c.run_b})\n{design}"))
     for t in c.tasks:
-        table = Table(title=escape(t.task), title_justify="left")
+        kind = "paired" if t.overall.paired else "independent samples: the items differ"
+        table = Table(title=escape(f"{t.task} ({kind})"), title_justify="left")
         for col in ("bucket", "role", "items", "A %", "B %", "diff", "95% CI", "A>B/B>A",
                     "p (Holm)"):
             table.add_column(col, justify="left" if col in ("bucket", "role") else "right")
@@ -57,15 +63,14 @@ def print_comparison(c: Comparison, console: Console | None = None) -> None:
         if flagged:
             console.print(escape("  flags: " + "; ".join(flagged)))
     for m in [*c.suites, c.overall]:
-        zw = "  zero-width CI" if m.zero_width else ""
         console.print(escape(f"{m.scope} ({m.n_tasks} tasks, leaderboard definition): A "
                              f"{100 * m.acc_a:.1f}%  B {100 * m.acc_b:.1f}%  diff "
                              f"{100 * m.diff:+.1f} [{100 * m.ci_low:+.1f}, "
-                             f"{100 * m.ci_high:+.1f}]{zw}"))
+                             f"{100 * m.ci_high:+.1f}]"))
     o = c.pooled
     console.print(escape(f"all items pooled: {o.n_items} items  A {100 * o.acc_a:.1f}%  B "
                          f"{100 * o.acc_b:.1f}%  diff {100 * o.diff:+.1f} [{100 * o.ci_low:+.1f}, "
-                         f"{100 * o.ci_high:+.1f}]  McNemar p={_p(o.p_value)} ({o.test})"
+                         f"{100 * o.ci_high:+.1f}]  p={_p(o.p_value)} ({o.test})"
                          + (f"  {_flags(o)}" if _flags(o) else "")))
 
 
@@ -74,14 +79,14 @@ def compare_command(
     run_b: Annotated[Path, typer.Argument(help="Run B: results.json or its folder.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     tasks: Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")] = None,  # noqa: UP007
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
 ) -> None:
-    """Pair two runs item by item: per task and bucket, acc(B) − acc(A) with a paired bootstrap
-    CI and McNemar's p-value. Refuses runs whose items differ."""
+    """Compare two runs: per task and bucket, acc(B) − acc(A) with a 95% score interval and a
+    p-value; item by item (McNemar) where both ran identical items (same seed, prompts and
+    targets), else as two independent samples (Newcombe), which the output says."""
     from harness.leaderboard.paired import compare_runs
 
     chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
-    result = compare_runs(run_a, run_b, tasks=chosen, resamples=resamples)
+    result = compare_runs(run_a, run_b, tasks=chosen)
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:

@@ -29,8 +29,6 @@ def build_command(
                                                "within +- this (95%).")] = 0.10,
     min_per_bucket: Annotated[int, typer.Option(help="Stated precision: items per bucket.")
                               ] = 30,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the board-level "
-                                                "intervals.")] = 2000,
     compare: Annotated[list[Path] | None, typer.Option(
         help="A harness compare --json file to publish as a page (repeatable).")] = None,  # noqa: UP007
 ) -> None:
@@ -44,7 +42,7 @@ def build_command(
                            "them with: pip install 'genharness[leaderboard]'") from None
     report = build(results, out, title=title, samples=samples, gzip_samples=gzip_samples,
                    png=png, skip_invalid=skip_invalid, target=target,
-                   min_per_bucket=min_per_bucket, resamples=resamples, compare=compare or [])
+                   min_per_bucket=min_per_bucket, compare=compare or [])
     for why in report.skipped:
         typer.echo(f"warning: skipped: {why}", err=True)
     for c in report.conflicts:

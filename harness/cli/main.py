@@ -14,6 +14,7 @@ from harness.cli import (
     eval_cmd,
     leaderboard_cmd,
     plugins_cmd,
+    rescore_cmd,
     tasks_cmd,
 )
 from harness.errors import HarnessError, Interrupted
@@ -41,6 +42,7 @@ app.add_typer(cache_cmd.app, name="cache")
 app.command("eval")(eval_cmd.eval_command)
 app.add_typer(leaderboard_cmd.app, name="leaderboard")
 app.command("compare")(compare_cmd.compare_command)
+app.command("rescore")(rescore_cmd.rescore_command)
 app.add_typer(data_cmd.app, name="data")
 
 

@@ -1,6 +1,6 @@
-"""From merged runs to the ranked :class:`Leaderboard`: entry scores with item-level bootstrap
-intervals, rank ranges within groups of entries that ran the same tasks, gap means over the
-tasks where a gap is measured (floor and ceiling counted, never averaged), Holm-corrected
+"""From merged runs to the ranked :class:`Leaderboard`: entry scores with score intervals
+(stratified by bucket), rank ranges within groups of entries that ran the same tasks, gap means
+over the tasks where a gap is measured (floor and ceiling counted, never averaged), Holm-corrected
 significance marks, pairwise tests per task, model families, staleness and precision."""
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from harness import __version__
 from harness.analyses.registry import board_info as analysis_info
@@ -31,6 +29,7 @@ from harness.leaderboard.collect import (
 from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
 from harness.leaderboard.provenance import family_of, public_id
 from harness.leaderboard.registered import board_value, macro_mean, values_by_name
+from harness.leaderboard.rows import ItemData
 from harness.leaderboard.schema import (
     LEADERBOARD_KIND,
     LEADERBOARD_SCHEMA_VERSION,
@@ -48,20 +47,27 @@ from harness.leaderboard.schema import (
 )
 from harness.leaderboard.scores import (
     ItemScores,
-    Vec,
-    bootstrap_p,
     holm,
-    macro_resamples,
+    macro_intervals,
     macro_scores,
+    mean_interval,
     rank_ranges,
+    same_items,
     sign_test,
-    two_proportion_p,
     worst_half_width,
 )
 from harness.scoring.gap_registry import board_info as gap_info
+from harness.scoring.intervals import (
+    Limits,
+    Proportion,
+    Term,
+    diff_interval,
+    p_value,
+    paired_diff_interval,
+    sum_interval,
+)
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import percentile_ci, r10
-from harness.seeding import derive_seed
+from harness.scoring.stats import r10
 
 CORRECTION = "Holm–Bonferroni"
 
@@ -70,44 +76,55 @@ def _r(x: float | None) -> float | None:
     return None if x is None else r10(x)
 
 
-def _resampled_acc(x: ItemScores, seed: int, resamples: int) -> Vec:
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(x.ids), size=(resamples, len(x.ids)))
-    out: Vec = x.sums[idx].sum(axis=1) / x.counts[idx].sum(axis=1)
-    return out
+def _role_props(row: TaskRow, data: ItemData | None) -> tuple[Proportion, Proportion] | None:
+    """The primary report's pooled ID and OOD scores as proportions (from its samples; without
+    them, from results.json's role counts, exact for binary scores)."""
+    if data is not None and data.primary:
+        i, o = data.primary_scores("ID"), data.primary_scores("OOD")
+        return None if i is None or o is None else (i.proportion(), o.proportion())
+    if row.id_accuracy is None or row.ood_accuracy is None:
+        return None
+    return (Proportion(row.id_accuracy, row.n_id, float(row.n_id)),
+            Proportion(row.ood_accuracy, row.n_ood, float(row.n_ood)))
+
+
+def task_gap_p(props: tuple[Proportion, Proportion]) -> float:
+    """p-value of a task's gap = 0, inverting the gap's own (Newcombe) interval."""
+    return p_value(lambda lv: diff_interval(*props, lv))
 
 
 class _EntryStats:
-    """Point scores and bootstrap resamples of one entry."""
+    """Point scores and score intervals of one entry."""
 
-    def __init__(self, rows: Mapping[str, TaskRow], items: Mapping[str, Any],
-                 resamples: int) -> None:
+    def __init__(self, rows: Mapping[str, TaskRow], items: Mapping[str, ItemData | None]
+                 ) -> None:
         self.rows = rows
         acc = {n: r.accuracy for n, r in rows.items() if r.accuracy is not None}
         suite = {n: suite_of(n) for n in rows}
         self.suites, self.overall = macro_scores(acc, suite)
-        have = all(items.get(n) is not None and items[n].everything for n in rows)
-        self.suite_rs: dict[str, Vec] = {}
-        self.overall_rs: Vec | None = None
+        have = all((x := items.get(n)) is not None and x.everything for n in rows)
+        self.suite_ci: dict[str, Limits] = {}
+        self.overall_ci: Limits | None = None
         if have and acc:
-            per = {n: _resampled_acc(items[n].scores(), derive_seed("leaderboard", n), resamples)
-                   for n in sorted(rows)}
-            self.suite_rs, self.overall_rs = macro_resamples(per, suite)
+            scores = {n: x.scores() for n in sorted(rows) if (x := items[n]) is not None}
+            self.suite_ci, self.overall_ci = macro_intervals(scores, suite)
         self.measured = sorted(n for n, r in rows.items() if r.gap is not None)
-        self.gap_rs: Vec | None = None
-        if self.measured and all(items.get(n) is not None for n in self.measured):
-            parts = []
-            for n in self.measured:
-                i, o = items[n].primary_scores("ID"), items[n].primary_scores("OOD")
-                if i is None or o is None:
-                    break
-                parts.append(_resampled_acc(i, derive_seed("leaderboard-id", n), resamples)
-                             - _resampled_acc(o, derive_seed("leaderboard-ood", n), resamples))
-            else:
-                self.gap_rs = np.mean(np.stack(parts), axis=0)
+        # the mean gap's interval: MOVER over the tasks' own intervals (one task: its interval)
+        parts = [(r.gap, r.gap_ci_low, r.gap_ci_high) for n in self.measured
+                 if (r := rows[n]).gap is not None]
+        full = [(v, lo, hi) for v, lo, hi in parts if lo is not None and hi is not None]
+        whole = bool(full) and len(full) == len(parts)
+        self.gap_ci: Limits | None = mean_interval(full) if whole else None
+        props = [_role_props(rows[n], items.get(n)) for n in self.measured]
+        self.gap_p: float | None = None
+        if self.measured and all(p is not None for p in props):
+            k = len(props)
+            self.gap_p = p_value(lambda lv: sum_interval(
+                [Term(1.0 / k, q[0].mean - q[1].mean, *diff_interval(*q, lv))
+                 for q in props if q is not None]))
 
-    def score(self, value: float | None, rs: Vec | None, n_tasks: int) -> Score:
-        lo, hi = percentile_ci(rs) if rs is not None else (None, None)
+    def score(self, value: float | None, ci: Limits | None, n_tasks: int) -> Score:
+        lo, hi = ci if ci is not None else (None, None)
         return Score(value=_r(value), ci_low=_r(lo), ci_high=_r(hi), n_tasks=n_tasks)
 
 
@@ -120,7 +137,7 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
     hz = [r.horizon_factor for r in m if r.horizon_factor is not None]
     analyses = values_by_name((a.name, r, a.value) for r in rows.values() for a in r.analyses)
     gaps = values_by_name((n, r, g.value) for r in rows.values() for n, g in r.gaps.items())
-    gap_lo, gap_hi = percentile_ci(st.gap_rs) if st.gap_rs is not None else (None, None)
+    gap_lo, gap_hi = st.gap_ci if st.gap_ci is not None else (None, None)
     by_suite: dict[str, int] = {}
     for n in rows:
         by_suite[suite_of(n)] = by_suite.get(suite_of(n), 0) + 1
@@ -129,8 +146,8 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
         id=eid, label=label, family=family_of(display_name(res.model.name)), group=group,
         rank=rank[0],
         rank_low=rank[1], rank_high=rank[2],
-        overall=st.score(st.overall, st.overall_rs, len(rows)),
-        suite_scores={s: st.score(v, st.suite_rs.get(s), by_suite[s])
+        overall=st.score(st.overall, st.overall_ci, len(rows)),
+        suite_scores={s: st.score(v, st.suite_ci.get(s), by_suite[s])
                       for s, v in sorted(st.suites.items(), key=lambda kv: suite_sort_key(kv[0]))},
         id_accuracy=macro_mean([r.id_accuracy for r in rows.values()]),
         ood_accuracy=macro_mean([r.ood_accuracy for r in rows.values()]),
@@ -164,28 +181,39 @@ def _ranks(group: Sequence[str], stats: Mapping[str, _EntryStats]
         v = point[e]
         better = sum(1 for o in group if v is not None and (w := point[o]) is not None and w > v)
         ranks[e] = better + 1 if v is not None else len(group)
-    rs = {e: stats[e].overall_rs for e in group}
-    full = {e: x for e, x in rs.items() if x is not None}
-    ranged = rank_ranges(full) if len(full) == len(group) and len(group) > 1 else {}
+    cis = {e: ci for e in group if (ci := stats[e].overall_ci) is not None}
+    ranged = rank_ranges(cis) if len(cis) == len(group) and len(group) > 1 else {}
     return {e: (ranks[e], *ranged.get(e, (ranks[e], ranks[e]))) for e in group}
 
 
-def _pairs(task: str, rows: Sequence[TaskRow], items: Mapping[str, Any]) -> list[PairTest]:
+def pair_test(a: str, b: str, sa: ItemScores, sb: ItemScores) -> PairTest:
+    """B − A on one task: paired over items (sign test, paired interval) when both ran exactly
+    the same items, else as two independent samples (Newcombe's interval, inverted for p)."""
+    diff = sb.accuracy - sa.accuracy
+    if same_items(sa, sb):
+        ma, mb = sa.item_means(), sb.item_means()
+        a_better, b_better = int((ma > mb).sum()), int((mb > ma).sum())
+        p, test = sign_test(a_better, b_better)
+        lo, hi = paired_diff_interval(ma.tolist(), mb.tolist(), sa.counts.tolist())
+        return PairTest(a=a, b=b, paired=True, n_items=len(sa.ids), n_items_b=len(sb.ids),
+                        diff=r10(diff), ci_low=r10(lo), ci_high=r10(hi), a_better=a_better,
+                        b_better=b_better, test=test, p=r10(p), p_holm=1.0)
+    pa, pb = sa.proportion(), sb.proportion()
+    lo, hi = diff_interval(pb, pa)
+    return PairTest(a=a, b=b, paired=False, n_items=len(sa.ids), n_items_b=len(sb.ids),
+                    diff=r10(diff), ci_low=r10(lo), ci_high=r10(hi), a_better=None,
+                    b_better=None, test="newcombe",
+                    p=r10(p_value(lambda lv: diff_interval(pb, pa, lv))), p_holm=1.0)
+
+
+def _pairs(rows: Sequence[TaskRow], items: Mapping[str, ItemData | None]) -> list[PairTest]:
     out = []
     for i, a in enumerate(rows):
         for b in rows[i + 1:]:
             xa, xb = items.get(a.entry), items.get(b.entry)
             if xa is None or xb is None or not xa.everything or not xb.everything:
                 continue
-            sa, sb = xa.scores(), xb.scores()
-            if sa.ids != sb.ids:
-                continue
-            ma, mb = sa.item_means(), sb.item_means()
-            a_better, b_better = int((ma > mb).sum()), int((mb > ma).sum())
-            p, _ = sign_test(a_better, b_better)
-            out.append(PairTest(a=a.entry, b=b.entry, n_items=len(sa.ids),
-                                diff=r10(sb.accuracy - sa.accuracy), a_better=a_better,
-                                b_better=b_better, p=r10(p), p_holm=1.0))
+            out.append(pair_test(a.entry, b.entry, xa.scores(), xb.scores()))
     return out
 
 
@@ -225,20 +253,18 @@ def _viewer(items: Any) -> list[SampleRecord]:
     return out
 
 
-def assemble(c: Collected, title: str, resamples: int, target: float, min_per_bucket: int,
+def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
              stale: Sequence[str]) -> tuple[Leaderboard, dict[tuple[str, str], list[SampleRecord]]]:
     """The leaderboard, and the samples each (entry, task) viewer page shows."""
     rows = rows_of(c)
     key_of = {c.ids[k]: k for k in c.cells}
     items = {(c.ids[k], n): cell.items for k, by in c.cells.items() for n, cell in by.items()}
-    stats = {e: _EntryStats(rows[e], {n: items[(e, n)] for n in rows[e]}, resamples)
-             for e in rows}
+    stats = {e: _EntryStats(rows[e], {n: items[(e, n)] for n in rows[e]}) for e in rows}
     groups: dict[tuple[str, ...], list[str]] = {}
     for e in sorted(rows):
         groups.setdefault(tuple(sorted(rows[e])), []).append(e)
     ordered = sorted(groups, key=lambda g: (-len(g), g))
-    gp = holm([None if (rs := stats[e].gap_rs) is None else bootstrap_p(rs)
-               for e in sorted(rows)])
+    gp = holm([stats[e].gap_p for e in sorted(rows)])
     gap_p = dict(zip(sorted(rows), gp, strict=True))
     entries = []
     for gi, g in enumerate(ordered):
@@ -250,9 +276,9 @@ def assemble(c: Collected, title: str, resamples: int, target: float, min_per_bu
     order = [e.id for e in entries]
     # board-wide Holm over every measured task gap
     flat = [(e, n) for e in order for n in sorted(rows[e], key=task_sort_key)]
-    ps = holm([two_proportion_p((r.id_accuracy or 0) * r.n_id, r.n_id,
-                                (r.ood_accuracy or 0) * r.n_ood, r.n_ood)
-               if (r := rows[e][n]).gap is not None else None for e, n in flat])
+    props = {(e, n): _role_props(rows[e][n], items[(e, n)]) for e, n in flat}
+    ps = holm([task_gap_p(q) if rows[e][n].gap is not None and (q := props[(e, n)]) is not None
+               else None for e, n in flat])
     viewer: dict[tuple[str, str], list[SampleRecord]] = {}
     for (e, n), p in zip(flat, ps, strict=True):
         upd: dict[str, Any] = {"gap_p_holm": _r(p)}
@@ -266,7 +292,7 @@ def assemble(c: Collected, title: str, resamples: int, target: float, min_per_bu
     boards, all_pairs = [], []
     for n in all_tasks:
         here = [rows[e][n] for e in order if n in rows[e]]
-        pairs = _pairs(n, here, {r.entry: items[(r.entry, n)] for r in here})
+        pairs = _pairs(here, {r.entry: items[(r.entry, n)] for r in here})
         all_pairs.append(pairs)
         boards.append((n, here))
     adj = iter(holm([p.p for ps_ in all_pairs for p in ps_]))
@@ -278,7 +304,7 @@ def assemble(c: Collected, title: str, resamples: int, target: float, min_per_bu
     n_rows = sum(len(rows[e]) for e in order)
     board = Leaderboard(
         schema_version=LEADERBOARD_SCHEMA_VERSION, kind=LEADERBOARD_KIND, title=title,
-        harness_version=__version__, resamples=resamples, correction=CORRECTION,
+        harness_version=__version__, correction=CORRECTION,
         precision=Precision(target=target, min_per_bucket=min_per_bucket,
                             tasks_meeting=n_rows - len(short), task_rows=n_rows, short=short),
         stale_tasks=[n for n in all_tasks if n in stale],
@@ -366,7 +392,7 @@ class Merged:
 
 
 def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "copy",
-            gzip_samples: bool = False, skip_invalid: bool = False, resamples: int = 2000,
+            gzip_samples: bool = False, skip_invalid: bool = False,
             target: float = TARGET, min_per_bucket: int = MIN_PER_BUCKET) -> Merged:
     """Read, merge and rank runs (see :func:`harness.leaderboard.collect.gather`), marking
     the tasks whose spec differs from this checkout's as stale."""
@@ -378,5 +404,5 @@ def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "c
         for n, cell in by_task.items():
             if cell.task.origin == "builtin":
                 specs.setdefault(n, set()).add(cell.task.spec_sha256)
-    board, viewer = assemble(c, title, resamples, target, min_per_bucket, stale_tasks(specs))
+    board, viewer = assemble(c, title, target, min_per_bucket, stale_tasks(specs))
     return Merged(board, c, viewer)

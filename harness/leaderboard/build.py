@@ -100,32 +100,30 @@ def _write_all(board: Leaderboard, copies: Sequence[Copy], viewer: Viewer, root:
 def build(paths: Sequence[Path], out: Path, title: str = "Leaderboard", samples: str = "copy",
           gzip_samples: bool = False, png: bool = True, skip_invalid: bool = False,
           target: float = TARGET, min_per_bucket: int = MIN_PER_BUCKET,
-          resamples: int = 2000, compare: Sequence[Path] = ()) -> BuildReport:
+          compare: Sequence[Path] = ()) -> BuildReport:
     """Build the leaderboard folder *out* from results.json files (or run folders); *out* is
     replaced as a whole once the build succeeds. ``skip_invalid``: leave out tasks whose names
     or samples files are unsafe, or whose samples fail their sha256, instead of failing.
     ``target``/``min_per_bucket``: the precision the board states and checks every row against;
-    ``resamples``: bootstrap resamples of the board-level intervals; ``compare``: JSON files of
+    ``compare``: JSON files of
     ``harness compare --json`` to publish as pages (copied into the board)."""
     from harness.leaderboard.aggregate import collect
 
     where = Path(os.path.abspath(out))
     if not where.name:
         raise HarnessError(f"--out {out}: give a folder with a name")
-    if resamples < 100:
-        raise HarnessError(f"--resamples: need at least 100, got {resamples}")
     if not 0 < target < 0.5:
         raise HarnessError(f"--target: expected a half-width between 0 and 0.5, got {target}")
     check_out(where)
     merged = collect(paths, title=title, samples=samples, gzip_samples=gzip_samples,
-                     skip_invalid=skip_invalid, resamples=resamples, target=target,
+                     skip_invalid=skip_invalid, target=target,
                      min_per_bucket=min_per_bucket)
     collected, samples_shown = merged.collected, merged.viewer
     comparisons, compare_copies = load_comparisons(compare)
     board = merged.board.model_copy(update={"build": BuildOptions(
         title=title, samples=samples, gzip_samples=gzip_samples, png=png,
         skip_invalid=skip_invalid, target=target, min_per_bucket=min_per_bucket,
-        resamples=resamples, compare=[c.rel for c in compare_copies])})
+        compare=[c.rel for c in compare_copies])})
     viewer = Viewer(samples_shown, comparisons)
     with BuildLock(where):
         check_out(where)  # again, now that no other build can change it

@@ -28,8 +28,9 @@ from harness.config import ITEM_SELECTION, RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
 from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results, open_samples
 from harness.leaderboard.provenance import public_id, reproduce, started_at
-from harness.leaderboard.rows import ItemData, task_row
+from harness.leaderboard.rows import ItemData, sample_digest, task_row
 from harness.leaderboard.schema import Conflict, SourceRun
+from harness.leaderboard.scores import Sample
 from harness.results import Results, TaskResult
 from harness.scoring.records import SampleRecord
 
@@ -186,8 +187,9 @@ def _read(paths: Sequence[Path], samples: str, skip_invalid: bool,
 
 
 def _items(path: Path, rep: tuple[str, str]) -> ItemData:
-    """Every sample's (item, score, role) and the primary report's samples of a samples file."""
-    everything: list[tuple[str, float, bool]] = []
+    """Every sample's item, score, role, bucket and digest, and the primary report's samples
+    of a samples file."""
+    everything: list[Sample] = []
     primary: list[SampleRecord] = []
     try:
         with open_samples(path) as f:
@@ -195,7 +197,7 @@ def _items(path: Path, rep: tuple[str, str]) -> ItemData:
                 if not line.strip():
                     continue
                 r = SampleRecord.model_validate_json(line)
-                everything.append((r.id, r.score, r.role == "ID"))
+                everything.append(Sample(r.id, r.score, r.role == "ID", r.bucket, sample_digest(r)))
                 if (r.template, r.condition) == rep:
                     primary.append(r)
     except (OSError, ValueError) as e:

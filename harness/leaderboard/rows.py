@@ -3,12 +3,13 @@ measurable), and the accuracy over every sample."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from harness.leaderboard.schema import AnalysisCell, BucketCell, GapCell, TaskRow
-from harness.leaderboard.scores import ItemScores, item_scores
+from harness.leaderboard.scores import ItemScores, Sample, item_scores
 from harness.results import TaskResult
 from harness.scoring.gaps import value_and_ci
 from harness.scoring.records import SampleRecord
@@ -19,7 +20,7 @@ from harness.scoring.stats import r10
 class ItemData:
     """A task's samples as the board needs them."""
 
-    everything: list[tuple[str, float, bool]]  # (item id, score, is ID) of every sample
+    everything: list[Sample]  # every sample: item, score, role, bucket, digest
     primary: list[SampleRecord]  # the primary report's samples, in file order
 
     def scores(self) -> ItemScores:
@@ -28,8 +29,15 @@ class ItemData:
 
     def primary_scores(self, role: str) -> ItemScores | None:
         """Item scores of the primary report in one role (None: no such items)."""
-        got = [(r.id, r.score, True) for r in self.primary if r.role == role]
+        got = [Sample(r.id, r.score, True, r.bucket, sample_digest(r))
+               for r in self.primary if r.role == role]
         return item_scores(got) if got else None
+
+
+def sample_digest(r: SampleRecord) -> str:
+    """sha256 of what makes two samples the same question: template, condition, prompt, target."""
+    key = "\x1f".join((r.template, r.condition, r.prompt, r.target))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 def _all_templates(t: TaskResult) -> tuple[float | None, int]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-LEADERBOARD_SCHEMA_VERSION = 2
+LEADERBOARD_SCHEMA_VERSION = 3
 LEADERBOARD_KIND = "genharness-leaderboard"
 
 
@@ -45,10 +45,10 @@ class ModelCard(_Model):
 
 
 class Score(_Model):
-    """A suite or overall score with its item-level bootstrap interval."""
+    """A suite or overall score with its score interval (stratified by task and bucket)."""
 
     value: float | None  # the score (fraction)
-    ci_low: float | None  # 95% lower bound (None: no per-sample files to resample)
+    ci_low: float | None  # 95% lower bound (None: no per-sample files to read)
     ci_high: float | None  # 95% upper bound
     n_tasks: int  # tasks it averages
 
@@ -61,16 +61,16 @@ class Entry(_Model):
     family: str | None  # model family (name without a trailing -s<seed>), when it has one
     group: int  # task-set group: entries are ranked only against entries with the same tasks
     rank: int  # point rank within its group (1 = best overall); ties share the smallest rank
-    rank_low: int  # best rank within the group over 95% of bootstrap resamples
-    rank_high: int  # worst rank within the group over 95% of bootstrap resamples
+    rank_low: int  # best rank within the group: 1 + entries whose overall CI lies above this one's
+    rank_high: int  # worst rank: group size − entries whose overall CI lies below this one's
     overall: Score  # mean of the suite scores
     suite_scores: dict[str, Score]  # suite → mean task accuracy (every template pooled)
     id_accuracy: float | None  # macro mean of the tasks' pooled ID accuracy
     ood_accuracy: float | None  # macro mean of the tasks' pooled OOD accuracy
     gap: float | None  # macro mean of the ID − OOD gaps of the tasks where it is measured
-    gap_ci_low: float | None  # its 95% lower bound (item-level bootstrap across those tasks)
+    gap_ci_low: float | None  # its 95% lower bound (MOVER over those tasks' own intervals)
     gap_ci_high: float | None  # its 95% upper bound
-    gap_p_holm: float | None  # Holm-adjusted bootstrap p-value of mean gap = 0 (over entries)
+    gap_p_holm: float | None  # Holm-adjusted p of mean gap = 0 (inverted interval; over entries)
     n_measured: int  # tasks whose gap is measured
     n_floor: int  # tasks at the floor (pooled ID not above chance): no gap
     n_ceiling: int  # tasks at the ceiling (both roles at 100%): no gap
@@ -154,13 +154,13 @@ class TaskRow(_Model):
     chance: float  # chance level of the ID items (0 for generation)
     status_reason: str | None  # why no gap is shown, when status is not "measured"
     gap: float | None  # ID − OOD gap (None unless measured)
-    gap_ci_low: float | None  # its bootstrap 95% lower bound
-    gap_ci_high: float | None  # its bootstrap 95% upper bound
+    gap_ci_low: float | None  # its 95% lower bound (results.json's Newcombe interval)
+    gap_ci_high: float | None  # its 95% upper bound
     gap_p_holm: float | None  # Holm-adjusted p of gap = 0 over every measured gap on the board
     retention: float | None  # OOD / ID
-    retention_ci_low: float | None  # its bootstrap 95% lower bound
-    retention_ci_high: float | None  # its bootstrap 95% upper bound (None: unbounded/unknown)
-    retention_unbounded: bool  # the upper bound is unbounded (resamples with ID at 0)
+    retention_ci_low: float | None  # its 95% lower bound (results.json's MOVER-R interval)
+    retention_ci_high: float | None  # its 95% upper bound (None: unbounded/unknown)
+    retention_unbounded: bool  # the upper bound is unbounded (the ID lower limit is 0)
     horizon: float | None  # extrapolation horizon (difficulty value)
     horizon_factor: float | None  # horizon / largest ID difficulty
     gaps: dict[str, GapCell] = _sparse()  # other registered gaps (measured reports) by name
@@ -173,15 +173,20 @@ class TaskRow(_Model):
 
 
 class PairTest(_Model):
-    """Two entries on one task's common items: B − A with a sign test over items."""
+    """Two entries on one task: B − A, item by item only where their items are identical."""
 
     a: str  # Entry.id of A
     b: str  # Entry.id of B
-    n_items: int  # common items
-    diff: float  # accuracy of B − accuracy of A on those items (every sample pooled)
-    a_better: int  # items where A scores higher
-    b_better: int  # items where B scores higher
-    p: float  # sign-test p-value (McNemar's test for one binary sample per item)
+    paired: bool  # the same items (ids, prompts, targets): paired; else two independent samples
+    n_items: int  # A's items (paired: the common items)
+    n_items_b: int  # B's items
+    diff: float  # accuracy of B − accuracy of A (every sample pooled)
+    ci_low: float  # 95% lower bound (paired MOVER, or Newcombe's for independent samples)
+    ci_high: float  # 95% upper bound
+    a_better: int | None  # items where A scores higher (paired only)
+    b_better: int | None  # items where B scores higher (paired only)
+    test: str  # sign test (paired), or "newcombe" (inverted unpaired interval)
+    p: float  # its p-value
     p_holm: float  # Holm-adjusted over every pair test on the board
 
 
@@ -261,7 +266,6 @@ class BuildOptions(_Model):
     skip_invalid: bool  # --skip-invalid
     target: float  # --target
     min_per_bucket: int  # --min-per-bucket
-    resamples: int  # --resamples
     compare: list[str]  # the board's copies of the compare --json files it publishes
 
 
@@ -272,7 +276,6 @@ class Leaderboard(_Model):
     kind: str  # always "genharness-leaderboard"
     title: str  # human title
     harness_version: str  # genharness version that built the leaderboard
-    resamples: int  # bootstrap resamples of the board-level intervals
     correction: str  # multiplicity correction of the significance marks
     precision: Precision  # stated precision target and how the rows meet it
     stale_tasks: list[str]  # tasks whose spec differs from this checkout's (rerun them)

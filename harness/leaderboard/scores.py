@@ -7,14 +7,19 @@ samples per item this is the mean of the item scores). A suite score is the mean
 accuracies; the overall score is the mean of the suite scores. Board and compare both use
 :func:`macro_scores`, so they agree on every suite number.
 
-**Intervals.** A bootstrap across tasks resamples items with replacement *within each task*
-(tasks independent, every template of an item moving with it), recomputes the suite and overall
-scores, and reads 95% percentile intervals. Seeded (numpy ``default_rng``), so deterministic.
+**Intervals** are score intervals (``harness.scoring.intervals``), stratified by bucket: a task's
+accuracy is the sample-weighted mean of its buckets' accuracies, each bucket a proportion over
+its items (every template of an item counted in that item, effective n), so a suite or overall
+score is one weighted sum over every (task, bucket) stratum, and its interval is the MOVER
+interval of that sum. The mean gap of an entry is the mean of its tasks' gaps with the MOVER
+interval of that mean: over one task it is that task's own interval, as results.json has it.
+Ranks are ranges read off the overall intervals (:func:`rank_ranges`).
 
 **Tests.** The sign test over items (:func:`sign_test`) is McNemar's test when every item has one
 binary sample, and its natural extension otherwise: items where A scores higher against items
-where B does. Multiple tests on one page are corrected with Holm's step-down method
-(:func:`holm`).
+where B does. p-values of a gap or of a difference between runs on different items invert the
+same score interval that is shown (:func:`harness.scoring.intervals.p_value`). Multiple tests on
+one page are corrected with Holm's step-down method (:func:`holm`).
 """
 
 from __future__ import annotations
@@ -22,17 +27,29 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.scoring.stats import Z95, resampled_sums
+from harness.scoring.intervals import Limits, Proportion, Term, clustered_proportion, sum_interval
+from harness.scoring.stats import Z95
 
 LEVEL = 0.95  # confidence level of every interval here
 ALPHA = 0.05  # family-wise error rate of the Holm-corrected significance marks
 EXACT_BELOW = 25  # discordant items below which the sign test's p-value is the exact binomial
 
 Vec = npt.NDArray[np.float64]
+
+
+class Sample(NamedTuple):
+    """What the board keeps of one sample."""
+
+    item: str  # item id
+    score: float  # its score
+    is_id: bool  # in an ID bucket
+    bucket: str  # its bucket label
+    digest: str  # sha256 of its template, condition, prompt and target (what makes it the same)
 
 
 @dataclass(frozen=True)
@@ -43,6 +60,8 @@ class ItemScores:
     sums: Vec  # summed sample scores per item (every template and condition)
     counts: Vec  # samples per item
     is_id: npt.NDArray[np.bool_]  # item in an ID bucket
+    buckets: tuple[str, ...] = ()  # each item's bucket label ("" when not known)
+    digests: tuple[str, ...] = ()  # each item's samples' digests, joined in order
 
     @property
     def accuracy(self) -> float:
@@ -53,18 +72,45 @@ class ItemScores:
         """Each item's mean score over its samples."""
         return self.sums / self.counts
 
+    def proportion(self) -> Proportion:
+        """The task's accuracy as a proportion over its items (effective n)."""
+        return clustered_proportion(self.sums.tolist(), self.counts.tolist())
 
-def item_scores(samples: Sequence[tuple[str, float, bool]]) -> ItemScores:
-    """Items from ``(item id, score, is_ID)`` samples (any number per item)."""
+    def strata(self, weight: float = 1.0) -> list[Term]:
+        """The task's accuracy times ``weight`` as a sum over its buckets: each bucket's
+        proportion weighted by its share of the samples, with its score interval."""
+        labels = self.buckets or ("",) * len(self.ids)
+        total = float(self.counts.sum())
+        out = []
+        for label in sorted(set(labels)):
+            pick = np.array([b == label for b in labels])
+            p = clustered_proportion(self.sums[pick].tolist(), self.counts[pick].tolist())
+            lo, hi = p.limits()
+            out.append(Term(weight * float(self.counts[pick].sum()) / total, p.mean, lo, hi))
+        return out
+
+
+def item_scores(samples: Sequence[Sample]) -> ItemScores:
+    """Items from samples (any number per item)."""
     acc: dict[str, list[float]] = {}
-    role: dict[str, bool] = {}
-    for item, score, is_id in samples:
-        acc.setdefault(item, []).append(score)
-        role[item] = is_id
+    first: dict[str, Sample] = {}
+    dig: dict[str, list[str]] = {}
+    for s in samples:
+        acc.setdefault(s.item, []).append(s.score)
+        first.setdefault(s.item, s)
+        dig.setdefault(s.item, []).append(s.digest)
     ids = tuple(sorted(acc))
     return ItemScores(ids, np.array([math.fsum(acc[i]) for i in ids], dtype=np.float64),
                       np.array([len(acc[i]) for i in ids], dtype=np.float64),
-                      np.array([role[i] for i in ids], dtype=np.bool_))
+                      np.array([first[i].is_id for i in ids], dtype=np.bool_),
+                      tuple(first[i].bucket for i in ids),
+                      tuple("|".join(sorted(dig[i])) for i in ids))
+
+
+def same_items(a: ItemScores, b: ItemScores) -> bool:
+    """Whether two runs' items are identical sample for sample (ids, prompts, targets): only
+    then may they be compared item by item."""
+    return a.ids == b.ids and a.digests == b.digests and all(a.digests)
 
 
 def macro_scores(task_acc: Mapping[str, float], suite_of: Mapping[str, str]
@@ -77,46 +123,36 @@ def macro_scores(task_acc: Mapping[str, float], suite_of: Mapping[str, str]
     return suites, (math.fsum(suites.values()) / len(suites) if suites else None)
 
 
-def task_resamples(tasks: Mapping[str, ItemScores], seed: int, resamples: int
-                   ) -> dict[str, Vec]:
-    """Bootstrap accuracies of every task (items resampled within the task; tasks in name
-    order from one seeded stream)."""
-    rng = np.random.default_rng(seed)
+def macro_intervals(tasks: Mapping[str, ItemScores], suite_of: Mapping[str, str]
+                    ) -> tuple[dict[str, Limits], Limits]:
+    """Score intervals of the suite scores and the overall score (the definitions of
+    ``macro_scores``), each a MOVER interval over the (task, bucket) strata it averages."""
+    by: dict[str, list[str]] = {}
+    for t in sorted(tasks):
+        by.setdefault(suite_of[t], []).append(t)
+    suites = {s: sum_interval([x for t in ts for x in tasks[t].strata(1.0 / len(ts))])
+              for s, ts in by.items()}
+    overall = sum_interval([x for ts in by.values() for t in ts
+                            for x in tasks[t].strata(1.0 / (len(ts) * len(by)))])
+    return suites, overall
+
+
+def mean_interval(parts: Sequence[tuple[float, float, float]]) -> Limits:
+    """MOVER interval of the mean of independent estimates ``(value, low, high)``: one part
+    gives back its own interval."""
+    k = len(parts)
+    return sum_interval([Term(1.0 / k, v, lo, hi) for v, lo, hi in parts])
+
+
+def rank_ranges(intervals: Mapping[str, Limits]) -> dict[str, tuple[int, int]]:
+    """Each key's range of ranks (1 = best) read off the intervals: from 1 + the number of keys
+    whose lower limit is above its upper limit (certainly better) to the number of keys minus
+    those whose upper limit is below its lower limit (certainly worse)."""
     out = {}
-    for name in sorted(tasks):
-        s, c = resampled_sums(rng, [tasks[name].sums, tasks[name].counts], resamples)
-        out[name] = s / c
-    return out
-
-
-def macro_resamples(per_task: Mapping[str, Vec], suite_of: Mapping[str, str]
-                    ) -> tuple[dict[str, Vec], Vec]:
-    """Suite and overall scores of every resample (the same definition as macro_scores)."""
-    by: dict[str, list[Vec]] = {}
-    for t in sorted(per_task):
-        by.setdefault(suite_of[t], []).append(per_task[t])
-    suites = {s: np.mean(np.stack(v), axis=0) for s, v in by.items()}
-    return suites, np.mean(np.stack(list(suites.values())), axis=0)
-
-
-def bootstrap_p(stat: Vec) -> float:
-    """Two-sided bootstrap p-value of ``stat = 0``: twice the smaller tail at 0 (at most 1)."""
-    below = float(np.count_nonzero(stat <= 0)) / stat.size
-    above = float(np.count_nonzero(stat >= 0)) / stat.size
-    return min(1.0, 2.0 * min(below, above))
-
-
-def rank_ranges(overall: Mapping[str, Vec], level: float = LEVEL
-                ) -> dict[str, tuple[int, int]]:
-    """Each key's 95% range of ranks (1 = best) over the resamples (ties share the best)."""
-    keys = sorted(overall)
-    m = np.stack([overall[k] for k in keys])  # keys × resamples
-    ranks = 1 + (m[None, :, :] > m[:, None, :]).sum(axis=1)  # ranks[i, r]: 1 + number better
-    alpha = (1.0 - level) / 2.0
-    out = {}
-    for i, k in enumerate(keys):
-        lo, hi = np.quantile(ranks[i], [alpha, 1.0 - alpha], method="nearest")
-        out[k] = (int(lo), int(hi))
+    for k, (lo, hi) in intervals.items():
+        better = sum(1 for j, (l2, _) in intervals.items() if j != k and l2 > hi)
+        worse = sum(1 for j, (_, h2) in intervals.items() if j != k and h2 < lo)
+        out[k] = (1 + better, len(intervals) - worse)
     return out
 
 
@@ -132,19 +168,6 @@ def sign_test(a_better: int, b_better: int) -> tuple[float, str]:
         return min(1.0, 2 * tail / 2**n), "exact-binomial"
     stat = (abs(a_better - b_better) - 1) ** 2 / n
     return math.erfc(math.sqrt(stat / 2)), "chi2-continuity"
-
-
-def two_proportion_p(k1: float, n1: int, k2: float, n2: int) -> float | None:
-    """Two-sided p-value of equal proportions k1/n1 and k2/n2 (pooled z-test); None when
-    either group is empty. Both at 0% or both at 100% gives 1."""
-    if n1 == 0 or n2 == 0:
-        return None
-    p = (k1 + k2) / (n1 + n2)
-    se = math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
-    if se == 0:
-        return 1.0
-    z = abs(k1 / n1 - k2 / n2) / se
-    return math.erfc(z / math.sqrt(2))
 
 
 def holm(p: Sequence[float | None]) -> list[float | None]:

@@ -2,11 +2,11 @@
 
 A task names the gaps it wants in ``gaps.report``; each is computed once per (template,
 condition) report. A gap gets a ``GapContext`` (each bucket's scores, the buckets, the task's
-``gaps:`` parameters, the report's seed, the bootstrap resamples every gap of the report shares,
-and the ID items' chance level) and returns a pydantic model, its JSON in results.json, or None
-where it cannot be computed (no OOD samples, say). Whether the report's gaps are measurable at
-all (floor, ceiling) is decided once, before any gap runs (``scoring/gaps``): a gap only ever runs
-on a measurable report. A model with a ``value`` field (and ``ci_low``/``ci_high``, where it has
+``gaps:`` parameters, the report's seed, bootstrap resamples shared by every gap of the report
+that wants them, and the ID items' chance level) and returns a pydantic model, its JSON in
+results.json, or None where it cannot be computed (no OOD samples, say). Whether the report's
+gaps are measurable at all (floor, ceiling) is decided once, before any gap runs
+(``scoring/gaps``): a gap only ever runs on a measurable report. A model with a ``value`` field (and ``ci_low``/``ci_high``, where it has
 an interval) gives the per-task number a leaderboard shows.
 
 A gap also says how a leaderboard shows it (``BoardInfo``: title, headline position, better
@@ -66,8 +66,9 @@ class GapContext:
     @cached_property
     def resampled_means(self) -> tuple[Floats, Floats]:
         """ID and OOD accuracy of each of ``spec.bootstrap`` resamples (items resampled within
-        role, one stream seeded with ``seed``): computed once, shared by every gap, so their
-        intervals describe the same resampled data sets. Needs ID and OOD samples."""
+        role, one stream seeded with ``seed``): computed once, on first use, and shared by every
+        gap that asks, so their intervals describe the same resampled data sets (the built-in
+        gaps use score intervals instead, ``scoring/intervals``). Needs ID and OOD samples."""
         return bootstrap_means(self.ids, self.oods, seed=self.seed, resamples=self.spec.bootstrap)
 
 

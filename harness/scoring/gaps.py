@@ -3,15 +3,18 @@ built-in gaps, and the report of every gap a task asks for (``gaps.report``).
 
 The built-in gaps (registered with ``@gap``, see ``scoring/gap_registry``):
 
-- ``id_ood``: ``acc(ID) − acc(OOD)`` with a percentile-bootstrap CI (items resampled within role).
-- ``retention``: ``acc(OOD) / acc(ID)`` with a bootstrap CI from the same resamples.
+- ``id_ood``: ``acc(ID) − acc(OOD)`` with Newcombe's hybrid score interval (MOVER with Wilson
+  limits) for a difference of independent proportions.
+- ``retention``: ``acc(OOD) / acc(ID)`` with the MOVER-R interval (Wilson limits) for a ratio;
+  its upper end is unbounded when the ID lower limit is 0.
 - ``horizon``: walking the buckets in order from the first, the last bucket whose accuracy stays at
   or above ``horizon_threshold × acc(ID)`` with every bucket before it doing the same; an empty
   bucket ends the walk. ``factor`` is that bucket's ``top`` over the largest ID ``top``
   (the extrapolation factor of the reference doc).
 
-Accuracies are pooled over items. Both bootstrap CIs use the report's shared resamples
-(``GapContext.resampled_means``), so they describe the same resampled data sets.
+Accuracies are pooled over items. Both intervals are defined at 0/n and n/n and never have zero
+width from finite data; scores that are not binary are handled by the effective-n rule of
+``scoring/intervals`` (see that module and docs/statistics.md).
 
 A gap is only a number where it is measurable (``status``): at the **floor**, when the pooled ID
 accuracy is not significantly above chance (its Wilson 95% lower bound is not above the chance
@@ -36,13 +39,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.errors import HarnessError
 from harness.scoring.aggregates import leading_run_end, scores_by_bucket
 from harness.scoring.gap_registry import GapContext, gap, get_gap
+from harness.scoring.intervals import Proportion, diff_interval, proportion, ratio_interval
 from harness.scoring.records import SampleRecord
-from harness.scoring.stats import percentile_ci, r10, ratio_ci, wilson_interval
+from harness.scoring.stats import r10, wilson_interval
 from harness.tasks.buckets import Bucket
 from harness.tasks.spec import GapsSpec
 
 LEVEL = 0.95  # confidence level of every gap CI
-BOOTSTRAP_METHOD = "bootstrap-percentile, items resampled within role"
+DIFF_METHOD = "newcombe-hybrid-score (Wilson limits; effective n for non-binary scores)"
+RATIO_METHOD = "mover-r (Wilson limits; effective n for non-binary scores)"
 GapStatus = Literal["measured", "floor", "ceiling"]
 
 
@@ -60,24 +65,25 @@ class IdOodGap(_Model):
     """Absolute gap ``acc(ID) − acc(OOD)``."""
 
     value: float  # acc(ID) − acc(OOD), accuracies pooled over items
-    ci_low: float  # lower bound of the bootstrap CI
-    ci_high: float  # upper bound of the bootstrap CI
+    ci_low: float  # lower bound of the score interval
+    ci_high: float  # upper bound of the score interval
     n_id: int  # ID samples
     n_ood: int  # OOD samples
     level: float = LEVEL  # confidence level of the CI
-    resamples: int  # bootstrap resamples
-    method: str = BOOTSTRAP_METHOD  # how the CI was computed
+    method: str = DIFF_METHOD  # how the CI was computed
 
 
 class Retention(_Model):
     """Retention ``acc(OOD) / acc(ID)`` (1.0: no loss out of distribution)."""
 
     value: float | None  # acc(OOD) / acc(ID); None when acc(ID) is 0
-    ci_low: float | None  # bootstrap CI lower bound; None when not estimable
-    ci_high: float | None  # bootstrap CI upper bound; None when not estimable or unbounded
-    unbounded_high: bool = False  # resamples with acc(ID) = 0 < acc(OOD) reach the upper bound
+    ci_low: float | None  # lower bound of the score interval; None when not estimable
+    ci_high: float | None  # upper bound; None when not estimable or unbounded
+    unbounded_high: bool = False  # the ID accuracy's lower limit is 0: no upper bound
     n_id: int  # ID samples
     n_ood: int  # OOD samples
+    level: float = LEVEL  # confidence level of the CI
+    method: str = RATIO_METHOD  # how the CI was computed
 
 
 class Horizon(_Model):
@@ -212,27 +218,31 @@ def gaps_from_scores(
     return GapReport.model_validate({**fields, "extra": extra})
 
 
+def role_proportions(ctx: GapContext) -> tuple[Proportion, Proportion]:
+    """The pooled ID and OOD scores of a report as proportions (one score per item)."""
+    return proportion(ctx.ids), proportion(ctx.oods)
+
+
 @gap("id_ood", title="gap", headline=0, better="low", board="mean")
 def id_ood_gap(ctx: GapContext) -> IdOodGap | None:
-    """acc(ID) − acc(OOD) with a percentile-bootstrap 95% CI (needs ID and OOD samples)."""
+    """acc(ID) − acc(OOD) with Newcombe's hybrid score 95% CI (needs ID and OOD samples)."""
     ids, oods = ctx.ids, ctx.oods
     if not ids or not oods:
         return None
-    id_means, ood_means = ctx.resampled_means
-    lo, hi = percentile_ci(id_means - ood_means, LEVEL)
+    lo, hi = diff_interval(*role_proportions(ctx))
     return IdOodGap(value=r10(_mean(ids) - _mean(oods)), ci_low=r10(lo), ci_high=r10(hi),
-                    n_id=len(ids), n_ood=len(oods), resamples=ctx.spec.bootstrap)
+                    n_id=len(ids), n_ood=len(oods))
 
 
 @gap("retention", headline=1, better="high", board="role_ratio")
 def retention_gap(ctx: GapContext) -> Retention | None:
-    """acc(OOD) / acc(ID) with a bootstrap 95% CI (needs ID and OOD samples)."""
+    """acc(OOD) / acc(ID) with the MOVER-R 95% CI (needs ID and OOD samples)."""
     ids, oods = ctx.ids, ctx.oods
     if not ids or not oods:
         return None
     acc_id = _mean(ids)
-    id_means, ood_means = ctx.resampled_means
-    lo, hi, _ = ratio_ci(ood_means, id_means, LEVEL)
+    pid, pood = role_proportions(ctx)
+    lo, hi = ratio_interval(pood, pid)
     return Retention(value=None if acc_id == 0 else r10(_mean(oods) / acc_id),
                      ci_low=_opt(lo), ci_high=_opt(hi), unbounded_high=hi == math.inf,
                      n_id=len(ids), n_ood=len(oods))

@@ -27,7 +27,7 @@ def r10(x: float) -> float:
     return 0.0 if v == 0 else v
 
 
-def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``successes / n`` (successes may be fractional).
 
     ``(p + z²/2n ± z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n)``; ``n == 0`` gives ``(0.0, 1.0)``.
