@@ -1,4 +1,5 @@
-"""``harness compare``: paired differences, bootstrap CIs and McNemar p-values on known pairs."""
+"""``harness compare``: paired differences, score intervals and McNemar p-values on known pairs;
+runs whose items differ compared as independent samples."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.leaderboard.paired import compare_runs, mcnemar
+from harness.scoring.intervals import diff_interval, exact_limits, proportion
 from harness.scoring.records import SampleRecord
 from tests.unit.test_leaderboard_fixtures import TaskSpecLite, make_results, record, write_run
 
@@ -74,8 +76,11 @@ def test_known_pairs_give_difference_counts_and_p_values(known: tuple[Path, Path
     assert (c.pooled.n, c.pooled.diff, c.pooled.p_value) == (o.n, o.diff, o.p_value)
     # one task: the suite and overall scores are the task's accuracy over every sample
     assert [s.scope for s in c.suites] == ["lengthgen"] and c.overall.n_tasks == 1
-    assert c.overall.diff == pytest.approx(20 / 70) and not c.overall.zero_width
+    assert c.overall.diff == pytest.approx(20 / 70)
+    # one task: the overall interval is the task's own
+    assert (c.overall.ci_low, c.overall.ci_high) == pytest.approx((o.ci_low, o.ci_high))
     assert o.p_holm == o.p_value  # one task: Holm changes nothing
+    assert c.paired and o.paired and all(b.paired for b in t.buckets)
 
 
 def test_p_values_match_scipy_when_installed() -> None:
@@ -104,24 +109,25 @@ def test_p_values_match_values_computed_with_scipy() -> None:
     assert mcnemar(30, 31)[0] == pytest.approx(1.0)
 
 
-def test_bootstrap_ci_matches_normal_approximation(tmp_path: Path) -> None:
+def test_paired_interval_matches_normal_approximation(tmp_path: Path) -> None:
     sa, sb = _bucket_pairs("1", 0, "ID", both=100, a_only=30, b_only=70, neither=100)
     a, b = _two_runs(tmp_path, sa, sb)
-    stat = compare_runs(a, b, resamples=4000).tasks[0].buckets[0]
+    stat = compare_runs(a, b).tasks[0].buckets[0]
     d = np.array([y.score - x.score for x, y in zip(sa, sb, strict=True)])
     se = d.std() / math.sqrt(d.size)
     assert stat.diff == pytest.approx(40 / 300)
     assert stat.ci_low == pytest.approx(stat.diff - 1.96 * se, abs=0.012)
     assert stat.ci_high == pytest.approx(stat.diff + 1.96 * se, abs=0.012)
-    again = compare_runs(a, b, resamples=4000).tasks[0].buckets[0]
-    assert again == stat  # seeded: the same runs give the same CI
 
 
-def test_identical_runs_give_zero_and_p_one(tmp_path: Path) -> None:
+def test_identical_runs_give_zero_and_p_one_but_no_zero_width(tmp_path: Path) -> None:
+    """Issue 23: two identical runs of 10 items were [0, 0]; 10 items cannot rule out a
+    difference of a few points: ± the exact upper limit of 0 discordant items in 10."""
     sa, _ = _bucket_pairs("1", 0, "ID", both=5, a_only=0, b_only=0, neither=5)
     stat = compare_runs(*_two_runs(tmp_path, sa, sa)).tasks[0].overall
-    assert (stat.diff, stat.ci_low, stat.ci_high, stat.p_value, stat.test) == (
-        0.0, 0.0, 0.0, 1.0, "none")
+    u = exact_limits(0, 10)[1]
+    assert (stat.diff, stat.p_value, stat.test) == (0.0, 1.0, "none")
+    assert (stat.ci_low, stat.ci_high) == pytest.approx((-u, u), abs=1e-9)
 
 
 def test_items_resampled_with_all_their_templates(tmp_path: Path) -> None:
@@ -133,19 +139,24 @@ def test_items_resampled_with_all_their_templates(tmp_path: Path) -> None:
     assert stat.p_value == pytest.approx(0.5)  # exact: 2 · P(X ≤ 0), X ~ Bin(2, 1/2)
 
 
-def test_refuses_runs_whose_items_differ(tmp_path: Path) -> None:
+def test_runs_whose_items_differ_are_compared_as_independent_samples(tmp_path: Path) -> None:
+    """Issue 23 item 7: pair only identical items (ids, prompts, targets); otherwise Newcombe's
+    interval over two independent samples, and the p-value that inverts it."""
     sa, sb = _bucket_pairs("1", 0, "ID", both=3, a_only=1, b_only=1, neither=1)
     other = [r.model_copy(update={"id": r.id + "x"}) for r in sb]
-    with pytest.raises(HarnessError, match=r"runs differ in items: lengthgen/addition: 6 "
-                                           r"samples only in A, 6 only in B"):
-        compare_runs(*_two_runs(tmp_path / "1", sa, other))
+    reprompted = [r.model_copy(update={"prompt": "another seed's prompt"}) for r in sb]
     moved = [r.model_copy(update={"target": "other"}) for r in sb]
-    with pytest.raises(HarnessError, match="bucket/target"):
-        compare_runs(*_two_runs(tmp_path / "2", sa, moved))
-    with pytest.raises(HarnessError, match=r"runs differ in seed \(0 in .*, 1 in "):
-        compare_runs(*_two_runs(tmp_path / "3", sa, sb, seed_b=1))
+    for k, b_side in enumerate((other, reprompted, moved)):
+        c = compare_runs(*_two_runs(tmp_path / str(k), sa, b_side, seed_b=k))
+        o = c.tasks[0].overall
+        assert not c.paired and not o.paired and o.test == "newcombe"
+        assert o.a_only is None and o.diff == 0.0 and o.ci_low < 0 < o.ci_high
+        pa, pb = proportion([x.score for x in sa]), proportion([x.score for x in b_side])
+        assert (o.ci_low, o.ci_high) == pytest.approx(diff_interval(pb, pa), abs=1e-9)
+    # the same items at another seed (a seed-free task): paired
+    assert compare_runs(*_two_runs(tmp_path / "s", sa, sb, seed_b=1)).paired
     a, b = _two_runs(tmp_path / "4", sa, sb, tasks_b=["lengthgen/copy"])
-    with pytest.raises(HarnessError, match="tasks in only one run: lengthgen/copy"):
+    with pytest.raises(HarnessError, match="in only one run: lengthgen/copy"):
         compare_runs(a, b)
     assert compare_runs(a, b, tasks=[TASK]).tasks[0].task == TASK
     with pytest.raises(HarnessError, match="--tasks: lengthgen/copy not in both runs"):
@@ -164,7 +175,11 @@ def test_cli_json_and_one_line_refusal(known: tuple[Path, Path], tmp_path: Path)
                        capture_output=True, text=True)
     assert r.returncode == 0 and "lengthgen/addition" in r.stdout and "+25.0" in r.stdout
     sa, sb = _bucket_pairs("1", 0, "ID", both=1, a_only=0, b_only=0, neither=0)
+    sb = [x.model_copy(update={"prompt": "q"}) for x in sb]
     x, y = _two_runs(tmp_path / "other", sa, sb, seed_b=3)
     r = subprocess.run([sys.executable, "-m", "harness", "compare", str(x), str(y)],
                        capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "differ in seed" in r.stderr
+    assert r.returncode == 0 and "NOT paired" in r.stdout and "independent samples" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "harness", "compare", str(x), str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1

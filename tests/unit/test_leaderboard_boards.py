@@ -51,7 +51,7 @@ def _board(tmp: Path) -> Path:
     a = _run(tmp, "alpha", [1.0] * 5 + [0.0] * 5 + [1.0] * 2 + [0.0] * 8)
     b = _run(tmp, "beta", [0.0] * 20, floor=True)
     out = tmp / "board"
-    build([a, b], out, gzip_samples=True, resamples=200)
+    build([a, b], out, gzip_samples=True)
     return out
 
 

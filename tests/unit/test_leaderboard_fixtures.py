@@ -72,7 +72,7 @@ def template_report(t: TaskSpecLite, template: str) -> TemplateReport:
         n_id = sum(b.n for b in buckets if b.role == "ID")
         n_ood = sum(b.n for b in buckets if b.role == "OOD")
         gap = IdOodGap(value=t.gap[0], ci_low=t.gap[1], ci_high=t.gap[2], n_id=n_id,
-                       n_ood=n_ood, resamples=1000)
+                       n_ood=n_ood)
         a_id, a_ood = acc.get("ID"), acc.get("OOD")
         ret = Retention(value=None if not a_id or a_ood is None else a_ood / a_id, ci_low=None,
                         ci_high=None, n_id=n_id, n_ood=n_ood)

@@ -52,7 +52,7 @@ def _template(tpl: str, cond: str, labels: list[tuple[str, str]], wide: bool) ->
                            ci_low=lo, ci_high=hi) for r in ("ID", "OOD")]
     gaps = GapReport(
         id_ood=IdOodGap(value=-1.0, ci_low=-1.0, ci_high=-0.995, n_id=10000, n_ood=10000,
-                        resamples=10000),
+                        ),
         retention=Retention(value=10.5, ci_low=10.25, ci_high=12.125, n_id=10000, n_ood=10000),
         horizon=Horizon(threshold=0.5, value=1024.0, factor=128.0, max_id_difficulty=8.0,
                         last_bucket=None),
