@@ -33,8 +33,10 @@ def load_results(path: Path) -> Results:
     if not isinstance(data, dict) or "schema_version" not in data or "tasks" not in data:
         raise HarnessError(f"{path}: not a genharness results.json (no schema_version/tasks)")
     if data["schema_version"] != SCHEMA_VERSION:
+        old = isinstance(data["schema_version"], int) and data["schema_version"] < SCHEMA_VERSION
+        hint = f"; bring it up to date with: harness rescore {path.parent}" if old else ""
         raise HarnessError(f"{path}: results schema_version {data['schema_version']!r} is not "
-                           f"supported (this harness reads version {SCHEMA_VERSION})")
+                           f"supported (this harness reads version {SCHEMA_VERSION}){hint}")
     try:
         return Results.model_validate(data)
     except ValidationError as e:
