@@ -11,9 +11,9 @@ import pytest
 
 from harness.scoring.aggregates import aggregate_buckets, aggregate_roles
 from harness.scoring.gaps import compute_gaps
+from harness.scoring.intervals import exact_limits
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns, task_reports, template_report
-from harness.scoring.intervals import exact_limits
 from harness.scoring.stats import percentile_ci, ratio_ci
 from harness.seeding import derive_seed
 from harness.tasks.buckets import Bucket

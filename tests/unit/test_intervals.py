@@ -48,7 +48,8 @@ def test_mover_diff_with_wilson_limits_is_statsmodels_newcomb() -> None:
         for x2, n2 in GRID:
             ours = mover_diff(x1 / n1, wilson_interval(x1, n1), x2 / n2, wilson_interval(x2, n2))
             theirs = confint_proportions_2indep(x1, n1, x2, n2, compare="diff", method="newcomb")
-            assert ours == pytest.approx(tuple(float(t) for t in theirs), abs=1e-9), (x1, n1, x2, n2)
+            expected = tuple(float(t) for t in theirs)
+            assert ours == pytest.approx(expected, abs=1e-9), (x1, n1, x2, n2)
 
 
 def _roots(p1: float, lim1: tuple[float, float], p2: float, lim2: tuple[float, float]
