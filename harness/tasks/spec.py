@@ -288,7 +288,8 @@ class GapsSpec(_Spec):
     horizon_threshold: float = Field(
         0.5, gt=0, le=1, description="horizon: fraction of ID accuracy to keep"
     )
-    bootstrap: int = Field(1000, ge=100, description="bootstrap resamples for gap CIs")
+    bootstrap: int = Field(1000, ge=100, description="bootstrap resamples a plugin gap may draw "
+                           "(the built-in gaps use score intervals)")
 
 
 class AnalysisSpec(_Spec):
