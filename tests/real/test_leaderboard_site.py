@@ -387,7 +387,7 @@ def test_compare_page(browser: DevTools, site: Path) -> None:
     browser.open(page.as_uri())
     assert browser.evaluate("document.querySelectorAll('#compare-tasks tbody tr').length") == 1
     text = browser.evaluate("document.body.innerText")
-    assert "score interval" in text and "zero-width" not in text
+    assert "95% " in text and "interval" in text and "zero-width" not in text
     browser.drain(0.5)
     assert browser.problems() == []
 
