@@ -7,10 +7,13 @@
   The 95% CI is a paired percentile bootstrap over items (the same items under all three
   conditions); a resample with a zero denominator is ±inf (0/0 is dropped, and with more than half
   dropped the CI is undefined), so a bound it reaches is unbounded: None, named in
-  ``details.ci_unbounded``. Undefined (None) when ``acc_hard <= acc_none``.
+  ``details.ci_unbounded``. Undefined (None) when ``acc_hard <= acc_none``. When every resample
+  gives the same SGR (the data sit at a boundary) no interval is given (``details.ci`` says so):
+  a point is not an interval.
 - ``critical_complexity`` (Qi et al. 2024, Scylla): per complexity level (the ``level_field`` of
-  each sample's ``meta``) the gap ``acc(ID variant) − acc(OOD variant)`` with a bootstrap CI; the
-  value is the level where the gap peaks, ``c* = argmax_c gap(c)`` (ties: the lowest level).
+  each sample's ``meta``) the gap ``acc(ID variant) − acc(OOD variant)`` with Newcombe's interval
+  (as the ID−OOD gap: ``harness.scoring.intervals``); the value is the level where the gap
+  peaks, ``c* = argmax_c gap(c)`` (ties: the lowest level).
   ``argmax_share`` in the details says how often each level is the argmax over the resamples.
 - ``ability_1pl`` (Easy2Hard-Bench, Ding et al. 2024): the model's ability θ from a 1-parameter
   logistic fit of per-item correctness on item difficulty d, ``P(correct) = σ(scale · (θ − d))``
@@ -32,11 +35,10 @@ import numpy.typing as npt
 from pydantic import Field, StrictInt
 
 from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
+from harness.scoring.intervals import diff_interval, proportion
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import (
-    Q95,
     Z95,
-    percentile_ci,
     r10,
     ratio_ci,
     resampled_means,
@@ -93,6 +95,8 @@ def sgr(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict
         np.random.default_rng(seed), [cols[c] for c in ("easy", "hard", "none")], resamples))
     lo, hi, valid = ratio_ci(e - z, h - z)
     ci = (_opt(lo), _opt(hi)) if value is not None else (None, None)
+    if ci[0] is not None and ci[0] == ci[1]:  # every resample the same: the data sit at a
+        ci = (None, None)                     # boundary, and a point is no interval
     unbounded = [side for side, x in (("low", lo), ("high", hi)) if math.isinf(x)]
     details: dict[str, Any] = {
         "accuracy": {names[c]: r10(acc[c]) for c in names},
@@ -103,6 +107,8 @@ def sgr(samples: Sequence[SampleRecord], buckets: Sequence[Bucket], params: dict
     }
     if value is None:
         details["reason"] = "hard supervision is not better than none: no gap to recover"
+    elif ci[0] is None and value is not None:
+        details["ci"] = "none: every resample gives the same SGR (the data sit at a boundary)"
     elif unbounded:
         details["ci_unbounded"] = unbounded  # resamples with hard = none reach these bounds
     return AnalysisResult(name="sgr", value=_opt(value), ci_low=ci[0], ci_high=ci[1],
@@ -140,8 +146,8 @@ def critical_complexity(samples: Sequence[SampleRecord], buckets: Sequence[Bucke
     for lv in levels:
         a, b = (np.asarray(scores[lv][r], dtype=np.float64) for r in ("ID", "OOD"))
         ma, mb = resampled_means(rng, a, resamples), resampled_means(rng, b, resamples)
-        boot.append(ma - mb)
-        lo, hi = (r10(x) for x in percentile_ci(ma - mb, quantiles=Q95))
+        boot.append(ma - mb)  # only for argmax_share; the gap's own interval is Newcombe's
+        lo, hi = (r10(x) for x in diff_interval(proportion(a.tolist()), proportion(b.tolist())))
         rows.append({"level": lv, "n_id": int(a.size), "n_ood": int(b.size),
                      "acc_id": r10(float(a.mean())), "acc_ood": r10(float(b.mean())),
                      "gap": r10(float(a.mean() - b.mean())), "ci_low": lo, "ci_high": hi})

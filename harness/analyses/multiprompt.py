@@ -12,8 +12,10 @@ Over a set of templates with accuracies ``a_t``:
 paper's per-paraphrase accuracy files, read with ``read_accuracy_table``); import them from
 ``harness.analyses.multiprompt``. The ``multi_prompt`` analysis computes them from a task's
 samples (accuracy per template over every item), with a bootstrap CI for CPS (items resampled,
-every template keeping its items) and the seen-vs-unseen template gap
-``AvgP(seen) − AvgP(unseen)`` with a paired item bootstrap CI.
+every template keeping its items; where every resample gives the same CPS, as with all templates
+at 0% or 100%, the interval is the bound CPS must lie in from the templates' exact intervals,
+never a point) and the seen-vs-unseen template gap ``AvgP(seen) − AvgP(unseen)`` with the
+paired MOVER interval over items of ``harness.scoring.intervals``.
 
 Parameters of the analysis: ``seen`` (ids of the seen templates; filled in from the templates'
 ``seen`` flags when a task file is loaded), ``role`` (``all``, ``ID`` or ``OOD``: which items
@@ -36,6 +38,7 @@ from pydantic import Field, StrictInt
 
 from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.errors import HarnessError
+from harness.scoring.intervals import clustered_proportion, paired_diff_interval, proportion
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import percentile_ci, r10, resample_rows
 from harness.tasks.buckets import Bucket
@@ -144,24 +147,40 @@ def _ci(stat: npt.NDArray[np.float64]) -> tuple[float | None, float | None]:
     return r10(lo), r10(hi)
 
 
-def _seen_gap(mat: npt.NDArray[np.float64], templates: list[str], seen: set[str],
-              boot: npt.NDArray[np.int64]) -> dict[str, Any] | None:
+def _seen_gap(mat: npt.NDArray[np.float64], templates: list[str], seen: set[str]
+              ) -> dict[str, Any] | None:
     s_cols = [i for i, t in enumerate(templates) if t in seen]
     u_cols = [i for i, t in enumerate(templates) if t not in seen]
     if not s_cols or not u_cols:
         return None
     acc = _col_means(mat)
     avg_seen, avg_unseen = float(_nanmean(acc[s_cols])), float(_nanmean(acc[u_cols]))
-    per_item = _nanmean(mat[:, s_cols], axis=1) - _nanmean(mat[:, u_cols], axis=1)
-    ok = ~np.isnan(per_item)
-    means = _nanmean(per_item[boot], axis=1)
-    lo, hi = _ci(means)
+    in_seen, in_unseen = _nanmean(mat[:, s_cols], axis=1), _nanmean(mat[:, u_cols], axis=1)
+    ok = ~np.isnan(in_seen - in_unseen)
+    lo, hi = paired_diff_interval(in_unseen[ok].tolist(), in_seen[ok].tolist(),
+                                  [1.0] * int(ok.sum())) if ok.any() else (None, None)
     return {
-        "value": r10(avg_seen - avg_unseen), "ci_low": lo, "ci_high": hi,
+        "value": r10(avg_seen - avg_unseen), "ci_low": _opt(lo), "ci_high": _opt(hi),
         "avg_seen": r10(avg_seen), "avg_unseen": r10(avg_unseen),
         "seen": [templates[i] for i in s_cols], "unseen": [templates[i] for i in u_cols],
-        "n_items": int(ok.sum()), "method": "bootstrap-percentile, items resampled (paired)",
+        "n_items": int(ok.sum()), "method": "paired MOVER over items (exact limits)",
     }
+
+
+def _opt(x: float | None) -> float | None:
+    return None if x is None else r10(x)
+
+
+def _cps_bound(mat: npt.NDArray[np.float64]) -> tuple[float, float]:
+    """Where CPS must lie given each template's exact interval: CPS = (1 − (MaxP − AvgP))·MaxP is
+    at most MaxP and at least AvgP² (it is at least AvgP·MaxP), so from AvgP's lower limit
+    squared to the largest template upper limit."""
+    sums, counts = np.nansum(mat, axis=1), np.sum(~np.isnan(mat), axis=1).astype(np.float64)
+    keep = counts > 0
+    avg_lo = clustered_proportion(sums[keep].tolist(), counts[keep].tolist()).limits()[0]
+    highs = [proportion(col[~np.isnan(col)].tolist()).limits()[1]
+             for col in mat.T if (~np.isnan(col)).any()]
+    return avg_lo**2, max(highs)
 
 
 class MultiPromptParams(AnalysisParams):
@@ -195,12 +214,14 @@ def multi_prompt(samples: Sequence[SampleRecord], buckets: Sequence[Bucket],
     boot = np.vstack([idx for _, idx in resample_rows(rng, len(items), resamples)])
     cps_boot = np.array([_cps_of(_col_means(mat[ix])) for ix in boot])
     lo, hi = _ci(cps_boot)
+    if lo is not None and lo == hi:  # every resample alike (templates at 0% or 100%): not a
+        lo, hi = (r10(x) for x in _cps_bound(mat))  # point, but the bound CPS must lie in
     details: dict[str, Any] = {
         "per_template": per_template, "max_p": r10(scores.max_p), "avg_p": r10(scores.avg_p),
         "cps": r10(scores.cps), "spread": r10(scores.spread), "worst": r10(scores.worst),
         "best_template": scores.best_template, "worst_template": scores.worst_template,
         "n_templates": scores.n_templates, "role": role, "level": LEVEL, "resamples": resamples,
-        "seen_unseen_gap": _seen_gap(mat, templates, seen, boot),
+        "seen_unseen_gap": _seen_gap(mat, templates, seen),
     }
     return AnalysisResult(name="multi_prompt", value=r10(scores.cps), ci_low=lo, ci_high=hi,
                           n=len(items), details=details)

@@ -43,7 +43,8 @@ def test_sgr_hand_computed() -> None:
 def test_sgr_easy_as_good_as_hard_and_undefined_cases() -> None:
     full = get_analysis("sgr")(sgr_samples([1, 1, 0] * 5, [1, 1, 0] * 5, [0] * 15), [], {}, 0)
     assert full.value == pytest.approx(1.0)
-    assert full.ci_low == pytest.approx(1.0) and full.ci_high == pytest.approx(1.0)  # paired
+    # every paired resample gives SGR 1: a point is no interval (issue 23), so none is given
+    assert full.ci_low is None and full.ci_high is None and "boundary" in full.details["ci"]
     flat = get_analysis("sgr")(sgr_samples([1, 0], [1, 0], [1, 0]), [], {}, 0)
     assert flat.value is None and flat.ci_low is None  # hard == none: nothing to recover
     assert sgr_value(0.3, 0.4, 0.4) is None
@@ -72,7 +73,9 @@ def test_critical_complexity_hand_computed() -> None:
     assert res.value == 2 and res.n == 12
     rows = {r["level"]: r for r in res.details["levels"]}
     assert [rows[lv]["gap"] for lv in (1, 2, 3)] == [0.5, 1.0, 0.0]
-    assert rows[2]["ci_low"] == 1.0 and rows[2]["ci_high"] == 1.0  # no variance in level 2
+    # level 2 sits at the boundary (ID all right, OOD all wrong): Newcombe's interval reaches 1
+    # but is not the point [1, 1] (issue 23)
+    assert rows[2]["ci_high"] == 1.0 and rows[2]["ci_low"] < 1.0
     assert rows[1]["n_id"] == 2 and rows[1]["acc_ood"] == 0.5
     # level 2 (gap 1 in every resample) loses only when level 1's OOD resample is all wrong
     # (probability 1/4; ties go to the lower level), so it wins about 3/4 of the resamples

@@ -128,7 +128,8 @@ def test_multi_prompt_analysis_by_hand() -> None:
     assert (gap["avg_seen"], gap["avg_unseen"], gap["n_items"]) == (0.625, 0.125, 4)
     assert gap["seen"] == ["s1", "s2"] and gap["unseen"] == ["u1", "u2"]
     # per-item seen-unseen differences are 1, 1, 0.5, 0: every resample mean lies in [0, 1]
-    assert 0.0 <= gap["ci_low"] <= gap["value"] <= gap["ci_high"] <= 1.0
+    assert -1.0 <= gap["ci_low"] < gap["value"] < gap["ci_high"] <= 1.0
+    assert "paired MOVER" in gap["method"]
     again = multi_prompt(samples(), [], {"seen": ["s1", "s2"], "bootstrap": 500}, 7)
     assert again == r  # seeded
     other = multi_prompt(samples(), [], {"seen": ["s1", "s2"], "bootstrap": 500}, 8)
@@ -146,3 +147,15 @@ def test_multi_prompt_roles_and_edge_cases() -> None:
         multi_prompt(samples(), [], {"seens": []}, 0)
     with pytest.raises(ValueError, match="role"):
         multi_prompt(samples(), [], {"role": "both"}, 0)
+
+
+def test_cps_at_the_boundary_is_an_interval_not_a_point() -> None:
+    """Issue 23: every template at 0% made every bootstrap resample's CPS 0: [0, 0]. The
+    interval is now the bound CPS must lie in: up to the largest template's exact upper limit."""
+    zero = [rec(i, t, 0.0) for i in range(6) for t in ("a", "b")]
+    r = multi_prompt(zero, [], {"bootstrap": 200}, 0)
+    assert r.value == 0.0 and r.ci_low == 0.0
+    assert r.ci_high == pytest.approx(1 - 0.025 ** (1 / 6))  # exact upper limit of 0/6
+    full = multi_prompt([x.model_copy(update={"score": 1.0}) for x in zero], [], {}, 0)
+    assert full.value == 1.0 and full.ci_high == 1.0
+    assert full.ci_low is not None and 0.0 < full.ci_low < 1.0
