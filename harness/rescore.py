@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.analyses.registry import run_analyses
-from harness.errors import HarnessError
+from harness.errors import HarnessError, first_problem
 from harness.results import SCHEMA_VERSION, Results, write_results
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import task_reports
@@ -96,9 +96,7 @@ def rescored(run_dir: Path) -> Results:
     try:
         return Results.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise HarnessError(f"{path}: cannot rescore: {where}: {err['msg']}") from None
+        raise HarnessError(f"{path}: cannot rescore: {first_problem(e)}") from None
 
 
 def rescore(run_dir: Path) -> Path:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from harness import __version__
 from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
-from harness.errors import HarnessError
+from harness.errors import HarnessError, first_problem
 from harness.filelock import os_reason
 from harness.models.base import ModelIdentity
 from harness.plugins import loaded_distributions
@@ -216,10 +216,8 @@ def _sample_line(path: Path, n: int, line: bytes) -> SampleRecord:
     try:
         return SampleRecord.model_validate_json(line)
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(line)"
-        msg = " ".join(str(err["msg"]).split())
-        raise HarnessError(f"{path}:{n}: invalid sample record: {where}: {msg}") from None
+        raise HarnessError(f"{path}:{n}: invalid sample record: {first_problem(e, '(line)')}"
+                           ) from None
 
 
 # What a slim record keeps of the per-sample fields only the samples file needs

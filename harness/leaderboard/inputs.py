@@ -12,7 +12,7 @@ from typing import IO, cast
 
 from pydantic import ValidationError
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, first_problem
 from harness.leaderboard.paths import samples_problem, task_problem
 from harness.leaderboard.schema import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION, Leaderboard
 from harness.results import SCHEMA_VERSION, Results, TaskResult, file_sha256
@@ -40,9 +40,7 @@ def load_results(path: Path) -> Results:
     try:
         return Results.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise HarnessError(f"{path}: invalid results.json: {where}: {err['msg']}") from None
+        raise HarnessError(f"{path}: invalid results.json: {first_problem(e)}") from None
 
 
 @dataclass(frozen=True)
