@@ -25,7 +25,7 @@ def gap_lines(g: GapReport) -> list[str]:
     if g.id_ood is not None:
         d = g.id_ood
         out.append(f"ID−OOD gap: {_pct(d.value)} pts  95% CI [{_pct(d.ci_low)}, {_pct(d.ci_high)}]"
-                   f"  (n_ID={d.n_id}, n_OOD={d.n_ood}, Newcombe score interval)")
+                   f"  (n_ID={d.n_id}, n_OOD={d.n_ood}, Newcombe)")
     if g.retention is not None:
         r = g.retention
         val = "-" if r.value is None else f"{r.value:.3f}"
