@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from harness.errors import HarnessError
+from harness.results import SCHEMA_VERSION
 
 HANG_SECONDS = 5.0
 KINDS = ("mutated_task", "random_bytes", "random_yaml", "results", "samples", "cache")
@@ -225,7 +226,8 @@ def task_case(kind: str, folder: Path, originals: list[Path], rng: random.Random
 
 def results_case(path: Path, value: Any, rng: random.Random) -> None:
     """Write a mutated results.json at ``path``."""
-    base: dict[str, Any] = {"schema_version": 1, "tasks": {}, "config": {}, "harness": {}}
+    base: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tasks": {}, "config": {},
+                            "harness": {}}
     data = mutate_structure(base, rng, value) if rng.random() < 0.8 else value
     try:
         path.write_text(json.dumps(data, allow_nan=True), encoding="utf-8")

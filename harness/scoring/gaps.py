@@ -46,8 +46,8 @@ from harness.tasks.buckets import Bucket
 from harness.tasks.spec import GapsSpec
 
 LEVEL = 0.95  # confidence level of every gap CI
-DIFF_METHOD = "newcombe-hybrid-score (Wilson limits; effective n for non-binary scores)"
-RATIO_METHOD = "mover-r (Wilson limits; effective n for non-binary scores)"
+DIFF_METHOD = "newcombe-mover (exact Clopper-Pearson limits; effective n for non-binary scores)"
+RATIO_METHOD = "mover-r (exact Clopper-Pearson limits; effective n for non-binary scores)"
 GapStatus = Literal["measured", "floor", "ceiling"]
 
 

@@ -19,8 +19,9 @@ from harness.evaluate import evaluate
 from harness.results import read_samples
 from harness.scoring.gap_registry import GAPS, GapContext, gap
 from harness.scoring.gaps import GapReport, gaps_from_scores
+from harness.scoring.intervals import diff_interval, proportion, ratio_interval
 from harness.scoring.report import task_reports
-from harness.scoring.stats import bootstrap_means, percentile_ci, r10, ratio_ci
+from harness.scoring.stats import bootstrap_means, percentile_ci, r10
 from harness.tasks.buckets import Bucket, build_buckets
 from harness.tasks.loader import load_spec
 from harness.tasks.spec import GapsSpec, TaskSpec
@@ -70,18 +71,21 @@ def test_builtin_gaps_keep_their_json_and_extra_is_left_out_while_empty() -> Non
     assert list(GapReport(status="floor").model_dump(mode="json"))[-1] == "horizon"
 
 
-def test_id_ood_and_retention_read_one_set_of_resamples() -> None:
-    """Both intervals come from the report's one draw of resampled means (seed and resample
-    count from the report): the percentiles of their difference and of their ratio."""
+def test_id_ood_and_retention_are_score_intervals_and_resamples_stay_for_plugins() -> None:
+    """The built-in intervals are closed forms of the pooled proportions (the seed changes
+    nothing); the report's one draw of resampled means is still there for a plugin gap, seeded
+    by the report."""
     g = gaps_from_scores(SCORES, BUCKETS, GapsSpec(bootstrap=500), seed=11)
     ids = [x for s in SCORES[:2] for x in s]
     oods = [x for s in SCORES[2:] for x in s]
-    id_means, ood_means = bootstrap_means(ids, oods, seed=11, resamples=500)
-    lo, hi = percentile_ci(id_means - ood_means)
+    pid, pood = proportion(ids), proportion(oods)
+    lo, hi = diff_interval(pid, pood)
     assert g.id_ood is not None and (g.id_ood.ci_low, g.id_ood.ci_high) == (r10(lo), r10(hi))
-    lo, hi, _ = ratio_ci(ood_means, id_means)
+    lo, hi = ratio_interval(pood, pid)
     assert g.retention is not None and (g.retention.ci_low, g.retention.ci_high) == (
         r10(lo), r10(hi))
+    assert gaps_from_scores(SCORES, BUCKETS, GapsSpec(bootstrap=500), seed=12) == g
+    id_means, ood_means = bootstrap_means(ids, oods, seed=11, resamples=500)
     ctx = GapContext(SCORES, BUCKETS, GapsSpec(bootstrap=500), 11, 0.0)
     assert all((got == want).all() for got, want in zip(ctx.resampled_means,
                                                        (id_means, ood_means), strict=True))
@@ -96,11 +100,10 @@ def test_a_registered_gap_shares_the_resamples_and_goes_under_extra() -> None:
     extra = g.extra["test_ood_accuracy"]
     assert extra["value"] == 0.25 and extra["chance"] == 0.25
     assert extra["ci_low"] <= 0.25 <= extra["ci_high"]
-    # the same resamples as id_ood's: ID − OOD from them gives id_ood's CI
+    # the report's shared resamples: the plugin's interval is their OOD percentiles
     ctx = GapContext(SCORES, BUCKETS, spec, 7, 0.25)
-    ids, oods = ctx.resampled_means
-    assert (r10(percentile_ci(ids - oods)[0]), r10(percentile_ci(ids - oods)[1])) == (
-        g.id_ood.ci_low, g.id_ood.ci_high)
+    _, oods = ctx.resampled_means
+    assert (extra["ci_low"], extra["ci_high"]) == tuple(r10(x) for x in percentile_ci(oods))
     assert json.loads(g.model_dump_json())["extra"]["test_ood_accuracy"] == extra
     assert GapReport.model_validate_json(g.model_dump_json()) == g
     # not measurable: no gap runs at all
@@ -173,7 +176,7 @@ def test_a_registered_gap_in_results_and_on_the_leaderboard(tmp_path: Path) -> N
     assert again.gaps.model_dump(mode="json") == gaps
 
     out = tmp_path / "board"
-    build([cfg.output_dir], out, png=False, resamples=200)
+    build([cfg.output_dir], out, png=False)
     board = json.loads((out / "leaderboard.json").read_text())
     (entry,) = board["entries"]
     assert entry["gaps"] == {"test_ood_accuracy": 0.75} and entry["gaps_n"] == {
@@ -202,6 +205,6 @@ def test_a_gap_declared_in_the_harness_shows_its_metadata(tmp_path: Path,
     builtin = GAPS.is_builtin
     monkeypatch.setattr(GAPS, "is_builtin", lambda n: n == "test_ood_accuracy" or builtin(n))
     out = tmp_path / "board"
-    build([cfg.output_dir], out, png=False, resamples=200)
+    build([cfg.output_dir], out, png=False)
     assert "| OOD acc ↑ |" in (out / "leaderboard.md").read_text()
     assert 'data-better="high">OOD acc ↑</th>' in (out / "index.html").read_text()
