@@ -107,9 +107,10 @@ def check_work(spec: TaskSpec, src: GeneratorSource, gen: GeneratorInfo, path: P
                         f"{src.name!r}: {why if where else _flat(str(e))}") from None
                 if found is not None and found[0] > WORK_BUDGET:
                     steps, key = found
-                    where = "grid" if key in point else "params"
+                    field = (f"{block}.grid.{key}" if key in point else "buckets"
+                             if key == "difficulty" else f"{block}.params.{key}")
                     raise TaskSpecError(
-                        f"{path}: {block}.{where}.{key}: generator {src.name!r} would take "
+                        f"{path}: {field}: generator {src.name!r} would take "
                         f"about {steps:.2g} steps per item at difficulty {value} (bucket "
                         f"{b.label}), over its work budget of {WORK_BUDGET:,} "
                         f"(harness.generators.registry.WORK_BUDGET); lower {key}")
