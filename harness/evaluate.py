@@ -36,7 +36,7 @@ from harness.results import (
     write_results,
 )
 from harness.rundir import OutputError, abandon, claim, finish
-from harness.runner import run_task
+from harness.runner import check_run, run_task
 from harness.tasks.index import TaskIndex
 from harness.tasks.refs import TaskRef
 from harness.tasks.spec import TaskSpec
@@ -127,6 +127,7 @@ def evaluate(cfg: RunConfig, model: LM | None = None,
     index = index if index is not None else TaskIndex.build(cfg.include_paths)
     refs = index.resolve(cfg.tasks)
     specs = [(ref, index.spec(ref)) for ref in refs]  # validate every task before loading a model
+    check_run(cfg, specs)  # and the run's arguments against them
     files = {samples_path(cfg.output_dir, r.address).relative_to(cfg.output_dir).as_posix()
              for r in refs}
     lock = claim(cfg, files, overwrite)  # before the model loads: a bad folder costs nothing

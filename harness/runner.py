@@ -9,7 +9,7 @@ numbers per sample (``ScoreColumns``); analyses read the records back from the s
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice, product
 from pathlib import Path
@@ -23,6 +23,7 @@ from harness.results import SamplesFile, SampleWriter, TaskResult, samples_path,
 from harness.scoring.report import ScoreColumns
 from harness.scoring.score import Prepared
 from harness.strategies import run_strategy
+from harness.strategies.registry import check_strategy
 from harness.tasks.index import TaskRef
 from harness.tasks.instances import InstanceSet, build_instances, labels, select_fewshot
 from harness.tasks.prompts import build_prompt, build_turns, target_text
@@ -43,6 +44,27 @@ def pick_templates(spec: TaskSpec, wanted: list[str] | None, task: str) -> list[
             + did_you_mean(missing[0], by_id) + f" (templates: {', '.join(by_id)})"
         )
     return [by_id[w] for w in wanted if w in by_id]
+
+
+def check_run(cfg: RunConfig, specs: Sequence[tuple[TaskRef, TaskSpec]]) -> None:
+    """The run's arguments against every task, before any model loads: ``--strategy`` (known,
+    and able to run the task's output type), ``--templates`` (each task has one of them) and
+    ``--num-fewshot`` (a generator's exemplar pool holds that many); a ``HarnessError`` naming
+    the argument otherwise."""
+    from harness.tasks.item_checks import check_pool
+
+    strategy = check_strategy(cfg.strategy)
+    check = getattr(strategy, "check", None)
+    for ref, spec in specs:
+        pick_templates(spec, cfg.templates, ref.address)
+        if callable(check):
+            check(spec, ref.address)
+        if cfg.num_fewshot is not None:
+            fewshot = spec.fewshot.model_copy(update={"k": cfg.num_fewshot})
+            try:
+                check_pool(spec.model_copy(update={"fewshot": fewshot}), ref.address)
+            except HarnessError as e:
+                raise HarnessError(f"--num-fewshot {cfg.num_fewshot}: {e}") from None
 
 
 def conditions(spec: TaskSpec) -> list[FewShotCondition]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +48,20 @@ def samples_bytes(out_dir: Path) -> dict[str, bytes]:
     """Every per-sample file of a run, by relative path."""
     root = out_dir / "samples"
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.jsonl"))}
+
+
+@contextmanager
+def within(seconds: float) -> Iterator[None]:
+    """Fail the test (``AssertionError``) when the block is still running after ``seconds``:
+    a regression test of a hang fails instead of hanging (main thread, POSIX)."""
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise AssertionError(f"still running after {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

@@ -180,10 +180,14 @@ def validate(
     paths: Annotated[list[Path], typer.Argument(
         help="Task files, or folders searched recursively for *.yaml / *.yml.")],
     restrict_paths: RestrictOpt = False,
+    deep: Annotated[bool, typer.Option(
+        "--deep", help="Also make one item per bucket of each generator source, each within "
+        "the per-item time budget (reads the generators' data files).")] = False,
 ) -> None:
     """Validate task files (``_`` bases as partial tasks); one line per file, every problem
     shown; exits 1 if any is invalid."""
     _restrict(restrict_paths)
+    from harness.tasks.item_checks import check_items
     from harness.tasks.loader import load_spec, validate_base
 
     bad = 0
@@ -194,6 +198,8 @@ def validate(
                 typer.echo(f"ok: {f} (base for include:, {n} key(s))")
             else:
                 spec = load_spec(f)
+                if deep:
+                    check_items(spec, f)
                 typer.echo(f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))")
         except HarnessError as e:
             bad += 1

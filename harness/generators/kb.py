@@ -155,12 +155,18 @@ def kb_two_hop(rng: random.Random, difficulty: int, *, kb_seed: int = 0,
     entity = rng.choice(world.entities[RELATIONS[r1][0]])
     item = two_hop(world, comp, entity)
     needed = [(r1, entity), (r2, item["answer_1"])]
+    room = sum(len(world.entities[RELATIONS[rel][0]]) for rel in RELATIONS) - len(set(needed))
+    if distractors > room:  # the draw below would never finish
+        raise ValueError(f"distractors: the knowledge base of kb_seed {kb_seed} holds {room} "
+                         f"other facts, fewer than {distractors}")
     others: list[tuple[str, str]] = []
+    taken = set(needed)
     while len(others) < distractors:
         rel = rng.choice(sorted(RELATIONS))
         cand = (rel, rng.choice(world.entities[RELATIONS[rel][0]]))
-        if cand not in needed and cand not in others:
+        if cand not in taken:
             others.append(cand)
+            taken.add(cand)
     lines = [world.sentence(r, s) for r, s in needed + others]
     rng.shuffle(lines)
     return {"facts": "\n".join(lines), **item}

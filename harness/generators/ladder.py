@@ -26,7 +26,9 @@ at least 1.
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
@@ -87,9 +89,24 @@ def _question(rng: random.Random, level: int, values: list[int]) -> tuple[str, s
     return instruction, str(count_sums(values, size, total)), total
 
 
+def work(args: Mapping[str, Any]) -> tuple[float, str]:
+    """About how many index sets one item's answer looks at (pairs, triples, subsets), and the
+    parameter that sets the list size: the answers are counted by brute force."""
+    try:
+        level, variant = decode(int(args["difficulty"]))
+    except (TypeError, ValueError):
+        return 0.0, "n"  # the generator reports a bad difficulty itself
+    key = "ood_n" if variant == "ood" and args["shift"] == "length" else "n"
+    n = max(int(args[key]), 0)
+    steps = {1: float(n), 2: n * math.log2(max(n, 2)), 3: float(math.comb(n, 2)),
+             4: float(math.comb(n, 3))}.get(level)
+    return (steps if steps is not None else 2.0 ** min(n, 1000)), key
+
+
 @generator(
     "ladder", difficulty="complexity level 1-5 (ID variant) or level+10 (OOD variant)",
     fields=("level", "variant", "complexity", "values", "list", "total", "instruction", "target"),
+    work=work,
 )
 def ladder(
     rng: random.Random, difficulty: int, *, shift: str = "range", n: int = 5, ood_n: int = 8

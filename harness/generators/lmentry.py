@@ -50,14 +50,16 @@ DIFFICULTIES: dict[str, tuple[str, Callable[[Mapping[str, Any]], int]]] = {
 
 @lru_cache(maxsize=32)
 def _load(path: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    from harness.sources.files import exists, read_data, shown
+
     p = Path(os.path.expandvars(os.path.expanduser(path)))
-    if not p.is_file():
-        raise HarnessError(f"source.params.path: LMentry file not found: {p} "
+    if not exists(p):
+        raise HarnessError(f"source.params.path: LMentry file not found: {shown(p)} "
                            "(set GENHARNESS_DATA to the data mirror, or point path at the file)")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise HarnessError(f"source.params.path: cannot read {p}: {e}") from None
+        data = json.loads(read_data(p, "source.params.path"))
+    except json.JSONDecodeError as e:
+        raise HarnessError(f"source.params.path: cannot read {shown(p)}: {e}") from None
     examples = data.get("examples") if isinstance(data, dict) else None
     if not isinstance(examples, dict) or not examples:
         raise HarnessError(f"source.params.path: {p} has no 'examples' mapping (LMentry format)")

@@ -132,6 +132,14 @@ def passkey(
         fillers.pop()
         context, text = prompt(fillers)
         tokens = count(text)
+    if count_tokens is None:  # counted by length: each sentence adds its length plus a space
+        size = len(text)
+        while math.ceil((size + 1 + len(pending)) / CHARS_PER_TOKEN) <= budget:
+            fillers.append(pending)
+            size += 1 + len(pending)
+            pending = FILLER[rng.randrange(len(FILLER))]
+        context, text = prompt(fillers)  # the same text the loop below builds, built once
+        tokens = count(text)
     while True:
         trial = prompt([*fillers, pending])
         n = count(trial[1])

@@ -36,20 +36,21 @@ def has_held_out_pair(source: str) -> bool:
     return any(pair in HELD_OUT_PAIRS for pair in zip(w, w[1:], strict=False))
 
 
-def _fetch(path: str, url: str | None, sha256: str | None) -> Path:
-    from harness.sources.files import fetch_file, resolve_path
+def _read(path: str, url: str | None, sha256: str | None) -> list[str]:
+    from harness.sources.files import exists, fetch_file, read_data, resolve_path, shown
 
     local = fetch_file(resolve_path(path, Path.cwd()), url, sha256)
-    if not local.is_file():
-        raise ValueError(f"PCFG SET file not found: {local} (and no url to download it from)")
-    return local
+    if not exists(local):
+        raise ValueError(f"PCFG SET file not found: {shown(local)} (and no url to download it "
+                         "from)")
+    return read_data(local, "PCFG SET file").splitlines()
 
 
 @lru_cache(maxsize=8)
 def read_pairs(stem: str, url: str | None = None) -> tuple[tuple[str, str], ...]:
     """(source, target) pairs of ``<stem>.src`` / ``<stem>.tgt`` (``url``: the same stem online)."""
-    src = _fetch(stem + ".src", url and url + ".src", None).read_text(encoding="utf-8").splitlines()
-    tgt = _fetch(stem + ".tgt", url and url + ".tgt", None).read_text(encoding="utf-8").splitlines()
+    src = _read(stem + ".src", url and url + ".src", None)
+    tgt = _read(stem + ".tgt", url and url + ".tgt", None)
     if len(src) != len(tgt):
         raise ValueError(f"{stem}: .src has {len(src)} lines but .tgt has {len(tgt)}")
     return tuple((s.strip(), t.strip()) for s, t in zip(src, tgt, strict=True) if s.strip())

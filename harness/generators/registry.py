@@ -4,19 +4,33 @@
 A generator must be deterministic for a given ``random.Random`` state: use only ``rng`` (never the
 global ``random`` module, time, or hash order). Register one with ``@generator("name", ...)``;
 third-party packages expose theirs through the ``harness.generators`` entry-point group.
+
+Work is bounded twice. A generator whose cost grows fast with its parameters registers a
+``work`` estimate (about how many basic steps one item takes, from the difficulty and the
+parameters): a task asking for more than ``WORK_BUDGET`` steps per item fails when its file
+loads. And every item is made under a time budget (``item_seconds()``: ``ITEM_SECONDS``, or
+``$GENHARNESS_ITEM_SECONDS``): an item that takes longer fails its task with one line.
 """
 
 from __future__ import annotations
 
+import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from harness import plugins
+from harness.bounds import time_limit
+from harness.errors import HarnessError
 from harness.registry import Registry
 
 GeneratorFn = Callable[..., dict[str, Any]]
+# (the generator's arguments: difficulty and every parameter, defaults filled in) -> (about how
+# many basic steps one item takes, the parameter that drives it)
+WorkFn = Callable[[Mapping[str, Any]], tuple[float, str]]
+WORK_BUDGET = 10_000_000  # basic steps one item may take (about 2 s of Python on a slow core)
+ITEM_SECONDS = 10.0  # the longest one item may take to make ($GENHARNESS_ITEM_SECONDS)
 
 _BUILTIN_MODULES = ("harness.generators.arithmetic", "harness.generators.sequences",
                     "harness.generators.assignment", "harness.generators.passkey",
@@ -35,6 +49,7 @@ class GeneratorInfo:
     difficulty: str  # what the difficulty argument means, e.g. "digits per operand"
     fields: tuple[str, ...]  # record fields the generator returns
     needs_tokenizer: bool = False  # gets count_tokens=(text -> int | None) from the model
+    work: WorkFn | None = None  # the cost estimate of one item (see WORK_BUDGET)
 
 
 GENERATORS: Registry[GeneratorInfo] = Registry(
@@ -44,12 +59,15 @@ GENERATORS: Registry[GeneratorInfo] = Registry(
 
 
 def generator(
-    name: str, *, difficulty: str, fields: tuple[str, ...], needs_tokenizer: bool = False
+    name: str, *, difficulty: str, fields: tuple[str, ...], needs_tokenizer: bool = False,
+    work: WorkFn | None = None,
 ) -> Callable[[GeneratorFn], GeneratorFn]:
-    """Register ``fn`` under ``name`` (decorator; runs once at import time)."""
+    """Register ``fn`` under ``name`` (decorator; runs once at import time). ``work``: the
+    generator's cost estimate, checked against ``WORK_BUDGET`` when a task file loads; it may
+    raise ``ValueError`` for parameters the generator can never satisfy."""
 
     def deco(fn: GeneratorFn) -> GeneratorFn:
-        GENERATORS.add(name, GeneratorInfo(name, fn, difficulty, fields, needs_tokenizer),
+        GENERATORS.add(name, GeneratorInfo(name, fn, difficulty, fields, needs_tokenizer, work),
                        same=lambda a, b: a.fn is b.fn)
         return fn
 
@@ -70,13 +88,58 @@ def generator_names() -> list[str]:
 CountTokens = Callable[[str], "int | None"]
 
 
+def item_seconds() -> float:
+    """The per-item time budget: ``$GENHARNESS_ITEM_SECONDS`` when set, else ``ITEM_SECONDS``."""
+    raw = os.environ.get("GENHARNESS_ITEM_SECONDS", "").strip()
+    if not raw:
+        return ITEM_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise HarnessError(f"GENHARNESS_ITEM_SECONDS: expected a positive number of seconds, "
+                           f"not {raw!r}")
+    return value
+
+
+class _OverTime(BaseException):
+    """An item ran over its time budget (a BaseException: generator code that catches
+    ``Exception`` cannot swallow it)."""
+
+
 def run_generator(
     info: GeneratorInfo, seed: int, difficulty: int, params: dict[str, Any],
     count_tokens: CountTokens | None = None,
 ) -> dict[str, Any]:
-    """One record from ``info`` with its own ``random.Random(seed)`` stream.
+    """One record from ``info`` with its own ``random.Random(seed)`` stream, made within the
+    per-item time budget (``HarnessError`` past it).
 
     Generators registered with ``needs_tokenizer`` also get ``count_tokens`` (the model's token
     counter, or None when no model is at hand, e.g. ``harness tasks sample``)."""
     extra = {"count_tokens": count_tokens} if info.needs_tokenizer else {}
-    return info.fn(random.Random(seed), difficulty, **params, **extra)
+    seconds = item_seconds()
+    try:
+        with time_limit(seconds, _OverTime):
+            return info.fn(random.Random(seed), difficulty, **params, **extra)
+    except _OverTime:
+        raise HarnessError(
+            f"making one item at difficulty {difficulty} took over {seconds:g} s (the per-item "
+            "time budget, $GENHARNESS_ITEM_SECONDS): lower the difficulty or the parameters in "
+            "source.params") from None
+
+
+def estimate_work(info: GeneratorInfo, difficulty: int, params: Mapping[str, Any]
+                  ) -> tuple[float, str] | None:
+    """``info``'s work estimate for one item at ``difficulty`` with ``params`` (defaults filled
+    in), or None when it has none or the parameters do not fit its signature."""
+    import inspect
+
+    if info.work is None:
+        return None
+    try:
+        bound = inspect.signature(info.fn).bind_partial(None, difficulty, **params)
+    except TypeError:
+        return None  # the parameter checks report it
+    bound.apply_defaults()
+    return info.work(bound.arguments)

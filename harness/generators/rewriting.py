@@ -22,7 +22,7 @@ Two generators:
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,11 +102,21 @@ def format_rules(rules: Sequence[Rule], domain: str) -> str:
     return "\n".join(lines)
 
 
+def check_rule_count(domain: str, n_rules: int) -> None:
+    """``ValueError`` when ``domain`` has no room for ``n_rules`` distinct rules (one per left
+    side of 1-2 symbols): drawing them would never finish."""
+    size = len(_vocab(domain))
+    if n_rules > size + size * size:
+        raise ValueError(f"n_rules: at most {size + size * size} distinct rules fit domain "
+                         f"{domain!r} (left sides of 1-2 of its {size} symbols), not {n_rules}")
+
+
 def random_rule_set(rng: random.Random, domain: str, n_rules: int) -> list[Rule]:
     """``n_rules`` distinct rules over ``domain``: left sides of 1-2 symbols, right sides of 0-2
     symbols, at most one terminal rule (the last one, with probability 1/4)."""
     if n_rules < 1:
         raise ValueError("n_rules must be >= 1")
+    check_rule_count(domain, n_rules)
     vocab = _vocab(domain)
     rules: list[Rule] = []
     seen: set[tuple[str, ...]] = set()
@@ -169,7 +179,27 @@ def rule_set_for(rule_seed: int, domain: str, rule_set: int, n_rules: int, input
     raise ValueError(f"no usable rule set for domain {domain!r}")  # pragma: no cover
 
 
-@generator("string_rewriting", difficulty="rule-set id (fixed per id)", fields=_FIELDS)
+_DRAWS = 20  # inputs one rule set is tried on (rule_set_for); more draws are rare
+
+
+def work(args: Mapping[str, Any]) -> tuple[float, str]:
+    """About how many symbol comparisons one item takes: ``_DRAWS`` runs of the rules, each up
+    to ``max_steps`` steps that look for every rule's left side in a string of at most
+    ``input_length + max_steps`` symbols. Rule sets that rarely halt need more draws: the
+    per-item time budget catches those."""
+    n_rules, length, steps = (max(int(args[k]), 0)
+                              for k in ("n_rules", "input_length", "max_steps"))
+    domains = args["domains"] if "domains" in args else [args["domain"]]
+    for domain in domains:
+        if domain in DOMAINS:  # an unknown one: the generator says so itself
+            check_rule_count(domain, n_rules)
+    costs = {"n_rules": n_rules, "input_length": length, "max_steps": steps}
+    return (_DRAWS * (steps + 1) * n_rules * 2 * (length + steps),
+            max(costs, key=lambda k: costs[k]))
+
+
+@generator("string_rewriting", difficulty="rule-set id (fixed per id)", fields=_FIELDS,
+           work=work)
 def string_rewriting(
     rng: random.Random, difficulty: int, *, domain: str = "letters", n_rules: int = 3,
     input_length: int = 6, max_steps: int = 12, rule_seed: int = 0,
@@ -186,7 +216,8 @@ def string_rewriting(
     return _record(rules, inp, out, steps, domain, difficulty)
 
 
-@generator("string_rewriting_domains", difficulty="index into domains", fields=_FIELDS)
+@generator("string_rewriting_domains", difficulty="index into domains", fields=_FIELDS,
+           work=work)
 def string_rewriting_domains(
     rng: random.Random, difficulty: int, *,
     domains: Sequence[str] = ("letters", "digits", "animals", "symbols"), n_rules: int = 3,

@@ -195,13 +195,13 @@ def scan_addprim(rng: random.Random, difficulty: int, *, split: str = "addprim_j
 def read_scan_file(path: str, url: str | None = None, sha256: str | None = None) -> tuple[str, ...]:
     """Commands of an official SCAN file (``IN: … OUT: …`` lines), in file order; ``path`` may
     hold ``$VARS``; when it is absent the file is downloaded from ``url`` once and cached."""
-    from harness.sources.files import fetch_file, resolve_path
+    from harness.sources.files import exists, fetch_file, read_data, resolve_path, shown
 
     local = fetch_file(resolve_path(path, Path.cwd()), url, sha256)
-    if not local.is_file():
-        raise ValueError(f"SCAN file not found: {local} (and no url to download it from)")
+    if not exists(local):
+        raise ValueError(f"SCAN file not found: {shown(local)} (and no url to download it from)")
     out = []
-    for n, line in enumerate(local.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_data(local, "SCAN file").splitlines(), 1):
         if not line.strip():
             continue
         if not line.startswith("IN: ") or " OUT: " not in line:

@@ -137,6 +137,11 @@ class BuildLock(HolderLock):
         self.out = out  # the leaderboard folder
 
     def __enter__(self) -> BuildLock:
+        try:  # the lock file sits next to --out: its folder is made first
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise HarnessError(f"--out {self.out}: cannot create its parent folder "
+                               f"{self.out.parent}: {os_reason(e)}") from None
         self.acquire()
         return self
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from harness import plugins
 from harness.errors import TaskSpecError
 from harness.registry import Registry
-from harness.tasks.patterns import compile_pattern
+from harness.tasks.patterns import search
 from harness.tasks.spec import ExtractSpec
 
 ExtractFn = Callable[[str, str | None], str]
@@ -83,15 +83,15 @@ def _strip(text: str, pattern: str | None) -> str:
 
 @extractor("regex", needs_pattern=True)
 def _regex(text: str, pattern: str | None) -> str:
-    """The first match of ``pattern`` (``re.search``): its first capturing group when the pattern
-    has one, else the whole match; no match (or a group that did not take part) gives ""."""
+    """The first match of ``pattern`` (a search, stopped after ``MATCH_SECONDS`` of
+    ``harness.tasks.patterns``): its first capturing group when the pattern has one, else the
+    whole match; no match (or a group that did not take part) gives ""."""
     if pattern is None:
         raise TaskSpecError("scoring.extract.pattern: required when kind is 'regex'")
-    rx = compile_pattern(pattern)
-    m = rx.search(text)
+    m = search(pattern, text)
     if m is None:
         return ""
-    if rx.groups:
+    if m.re.groups:
         group = m.group(1)
         return group if group is not None else ""
     return m.group(0)

@@ -1,16 +1,59 @@
-"""Records from local jsonl / csv / tsv files."""
+"""Records from local jsonl / csv / tsv files, and the bounded reads of every data file a task
+names: a regular file (never a device such as ``/dev/zero``, a FIFO or a folder) of at most
+``MAX_SOURCE_BYTES``, UTF-8; a download is cut off at the same size."""
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from harness.bounds import read_regular
 from harness.cache_paths import data_dir
 from harness.errors import HarnessError
+from harness.filelock import os_reason
 from harness.tasks.spec import FilesSource
+
+MAX_SOURCE_BYTES = 1 << 30  # a data file (or a download) larger than this is refused: 1 GiB
+
+
+def shown(path: Path | str) -> str:
+    """``path`` for a one-line message: a very long one is cut in the middle."""
+    text = str(path)
+    if len(text) <= 200:
+        return text
+    return f"{text[:120]}…{text[-40:]} ({len(text):,} characters)"
+
+
+def exists(path: Path) -> bool:
+    """Whether ``path`` exists; a name the system cannot even look up (too long, a NUL byte)
+    does not."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def read_data(path: Path, key: str) -> str:
+    """The text of the data file ``path``: a regular file of at most ``MAX_SOURCE_BYTES``, UTF-8;
+    anything else is one line naming ``key``."""
+    try:
+        raw = read_regular(path, MAX_SOURCE_BYTES)
+    except FileNotFoundError:
+        raise HarnessError(f"{key}: file not found: {shown(path)}") from None
+    except ValueError as e:  # a device, FIFO or folder; too large; a NUL byte in the name
+        raise HarnessError(f"{key}: {shown(path)} {e}" if str(e).startswith("is ") else
+                           f"{key}: cannot read {shown(path)}: {e}") from None
+    except OSError as e:
+        raise HarnessError(f"{key}: cannot read {shown(path)}: {os_reason(e)}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise HarnessError(f"{key}: {shown(path)} is not UTF-8 text (byte {raw[e.start]:#04x} at "
+                           f"offset {e.start:,})") from None
 
 
 def resolve_path(raw: str, base_dir: Path) -> Path:
@@ -35,17 +78,21 @@ def fetch_file(path: Path, url: str | None, sha256: str | None = None) -> Path:
     import urllib.error
     import urllib.request
 
-    if path.exists() or not url:
+    if exists(path) or not url:
         return path
     name = url.rstrip("/").rsplit("/", 1)[-1] or "data"
     dest = data_dir() / hashlib.sha256(url.encode()).hexdigest()[:16] / name
     if not dest.exists():
-        dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_suffix(dest.suffix + ".part")
         try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
             with urllib.request.urlopen(url, timeout=60) as r, tmp.open("wb") as f:
-                f.write(r.read())
+                data = r.read(MAX_SOURCE_BYTES + 1)
+                if len(data) > MAX_SOURCE_BYTES:
+                    raise ValueError(f"larger than {MAX_SOURCE_BYTES:,} bytes")
+                f.write(data)
         except (urllib.error.URLError, OSError, ValueError) as e:
+            tmp.unlink(missing_ok=True)
             raise HarnessError(f"source.url: cannot download {url}: {e}") from None
         digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
         if sha256 and digest != sha256.lower():
@@ -65,9 +112,8 @@ def read_records(source: FilesSource, base_dir: Path) -> list[dict[str, Any]]:
         )
         if not fmt:
             raise HarnessError(f"source.path: cannot tell the format of {path}; set source.format")
-    if not path.exists():
-        raise HarnessError(f"source.path: file not found: {path}")
-    with path.open(encoding="utf-8", newline="") as f:
+    text = read_data(path, "source.path")
+    with io.StringIO(text, newline="") as f:  # lines split as in a file opened with newline=""
         if fmt == "jsonl":
             out = []
             for n, line in enumerate(f, 1):

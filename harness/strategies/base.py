@@ -120,13 +120,19 @@ class Chained:
     name: str  # the strategy's name (its params: ``strategies.<name>`` in the task file)
     fn: StrategyFn  # the chain
 
-    def __call__(self, spec: TaskSpec, task: str, prepared: Sequence[Prepared],
-                 pool: Sequence[Instance], model: LM) -> list[SampleRecord]:
+    def check(self, spec: TaskSpec, task: str) -> None:
+        """A ``HarnessError`` when ``task`` cannot run under this strategy (run before any model
+        loads)."""
         out = output_type(spec)
         if not out.generates:
             raise HarnessError(f"--strategy {self.name}: task {task} is "
                                f"{out.name.replace('_', ' ')}; strategies other than direct need "
                                "generated answers")
+
+    def __call__(self, spec: TaskSpec, task: str, prepared: Sequence[Prepared],
+                 pool: Sequence[Instance], model: LM) -> list[SampleRecord]:
+        self.check(spec, task)
+        out = output_type(spec)
         try:
             results = run_chains(model, _inputs(spec, self.name, prepared, pool), self.fn)
         except ValueError as e:

@@ -13,7 +13,7 @@ import jinja2
 from harness.errors import HarnessError, TaskSpecError
 from harness.generators.registry import get_generator
 from harness.tasks.buckets import build_buckets
-from harness.tasks.item_checks import check_generator, check_numbers
+from harness.tasks.item_checks import check_generator, check_numbers, check_work
 from harness.tasks.spec import GeneratorSource, TaskSpec
 from harness.tasks.templates import check_template, one_line
 
@@ -48,6 +48,12 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
             raise TaskSpecError(f"{path}: source.name: {e}") from None
         _check_grid(spec.source, gen.fn, path)
         check_generator(spec, gen, path)
+    if isinstance(spec.fewshot.source, GeneratorSource):
+        try:
+            pool_gen = get_generator(spec.fewshot.source.name)
+        except HarnessError as e:
+            raise TaskSpecError(f"{path}: fewshot.source.name: {e}") from None
+        check_work(spec, spec.fewshot.source, pool_gen, path, "fewshot.source")
     try:
         get_metric(spec.scoring.metric)
     except HarnessError as e:  # unknown name, or a plugin that failed to load

@@ -13,25 +13,20 @@ equal-count (quantile) buckets over a continuous difficulty.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from harness.errors import TaskSpecError
-from harness.tasks.patterns import compile_pattern
-
-
-def _compile(pattern: str) -> re.Pattern[str]:
-    return compile_pattern(pattern, "fields.difficulty_pattern")
+from harness.tasks.patterns import search
 
 
 def parse_difficulty(value: Any, pattern: str) -> float | None:
-    """The number ``pattern`` finds in ``str(value)``; None when it finds none."""
-    rx = _compile(pattern)
-    m = rx.search(str(value))
+    """The number ``pattern`` finds in ``str(value)``; None when it finds none (a search over
+    the time bound of ``harness.tasks.patterns`` is a ``TaskSpecError``)."""
+    m = search(pattern, str(value), "fields.difficulty_pattern")
     if m is None:
         return None
-    text = m.group(1) if rx.groups else m.group(0)
+    text = m.group(1) if m.re.groups else m.group(0)
     try:
         return float(text)
     except (TypeError, ValueError):

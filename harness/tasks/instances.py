@@ -18,9 +18,10 @@ from typing import Any, overload
 
 from harness import plugins
 from harness.errors import HarnessError
+from harness.filelock import os_reason
 from harness.generators.registry import CountTokens, get_generator, run_generator
 from harness.seeding import derive_seed
-from harness.sources.files import missing_data_hint
+from harness.sources.files import missing_data_hint, shown
 from harness.sources.read import read_source
 from harness.tasks.buckets import Bucket, assign, build_buckets, format_value
 from harness.tasks.difficulty import parse_difficulty
@@ -159,6 +160,10 @@ class GeneratedItems(Sequence[Instance]):
                     else plugins.one_line(e))
             raise HarnessError(f"{self._task}: generator {self._src.name!r}: "
                                f"{what}{_data_hint(e, params)}") from None
+        except OSError as e:  # e.g. a data file whose name is too long for the system
+            what = (f"cannot read {shown(e.filename)}: {os_reason(e)}" if e.filename
+                    else plugins.one_line(e))
+            raise HarnessError(f"{self._task}: generator {self._src.name!r}: {what}") from None
         except HarnessError as e:  # e.g. a data file neither in the mirror nor downloadable
             raise HarnessError(f"{self._task}: generator {self._src.name!r}: {_one(str(e))}"
                                f"{_data_hint(e, params)}") from None

@@ -1,16 +1,19 @@
 """Checks that make ``harness tasks validate`` mean it: what would fail once items are made,
 caught when the task file loads (``TaskSpecError``: ``file: key.path: problem``, one line).
 
-- regexes compile (``scoring.extract.pattern``, ``fields.difficulty_pattern``);
+- regexes compile, are not refused (nested repeats, huge counted repeats) and stay within their
+  time bound on hostile probe texts (``harness.tasks.patterns``);
 - bucket values, edges and ``roles`` numbers are finite;
 - generator sources: ``source.params`` (with each ``source.grid`` point) are checked against the
   generator function's signature and type annotations (pydantic, strict), sizes are bounded
-  (``LIMITS``), template variables and ``fields.target`` are fields the generator yields (not
-  for a generator that reads a data file, a ``path`` parameter: its records carry the file's
-  fields), and
-  few-shot ``k`` is at most the exemplar pool.
+  (``LIMITS``), the work one item takes is within the generator's budget (its registered
+  estimate, ``harness.generators.registry.WORK_BUDGET``), template variables and
+  ``fields.target`` are fields the generator yields (not for a generator that reads a data file,
+  a ``path`` parameter: its records carry the file's fields), and few-shot ``k`` is at most the
+  exemplar pool.
 
 File and dataset sources are not read here: what their records hold is known only at run time.
+``check_items`` (``harness tasks validate --deep``) goes further and makes one item per bucket.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from harness.errors import TaskSpecError
-from harness.generators.registry import GeneratorInfo
-from harness.tasks.patterns import compile_pattern
+from harness.errors import HarnessError, TaskSpecError
+from harness.generators.registry import WORK_BUDGET, GeneratorInfo, estimate_work
+from harness.tasks.patterns import check_pattern
 from harness.tasks.spec import GeneratorSource, TaskSpec
 
 
@@ -61,13 +64,56 @@ def check_numbers(spec: TaskSpec, path: Path | str) -> None:
 
 
 def check_generator(spec: TaskSpec, gen: GeneratorInfo, path: Path | str) -> None:
-    """A generator source's sizes, parameters, template variables and few-shot pool."""
+    """A generator source's sizes, parameters, work per item, template variables and few-shot
+    pool."""
     if isinstance(spec.source, GeneratorSource):
         _check_sizes(spec, spec.source, path)
         _check_params(spec.source, gen.fn, gen.needs_tokenizer, path)
+        check_work(spec, spec.source, gen, path)
         if gen.fields and "path" not in inspect.signature(gen.fn).parameters:
             _check_variables(spec, set(gen.fields), spec.source.name, path)
-        _check_pool(spec, path)
+        check_pool(spec, path)
+
+
+_WORK_CHECKS = 20_000  # (bucket, grid point) pairs whose work is estimated, at most
+
+
+def check_work(spec: TaskSpec, src: GeneratorSource, gen: GeneratorInfo, path: Path | str,
+               block: str = "source") -> None:
+    """Each bucket's smallest and largest difficulty, with each grid point, within the
+    generator's work budget (``harness.generators.registry.WORK_BUDGET``)."""
+    from harness.tasks.buckets import build_buckets
+    from harness.tasks.instances import grid_points
+
+    if gen.work is None:
+        return
+    points = grid_points(src.grid) or [{}]
+    done = 0
+    for b in build_buckets(spec.buckets, spec.roles):
+        values = b.values()
+        for value in dict.fromkeys(values[:1] + values[-1:]):
+            for point in points:
+                done += 1
+                if done > _WORK_CHECKS:
+                    return  # the per-item time budget covers the rest
+                try:
+                    found = estimate_work(gen, value, {**src.params, **point})
+                except (TypeError, ValueError, ArithmeticError) as e:  # e.g. "n_rules: ..."
+                    name, _, why = _flat(str(e)).partition(": ")
+                    where = ("grid" if name in point else "params") if why and name in (
+                        inspect.signature(gen.fn).parameters) else ""
+                    raise TaskSpecError(
+                        f"{path}: {block}.{where + '.' + name if where else 'params'}: generator "
+                        f"{src.name!r}: {why if where else _flat(str(e))}") from None
+                if found is not None and found[0] > WORK_BUDGET:
+                    steps, key = found
+                    field = (f"{block}.grid.{key}" if key in point else "buckets"
+                             if key == "difficulty" else f"{block}.params.{key}")
+                    raise TaskSpecError(
+                        f"{path}: {field}: generator {src.name!r} would take "
+                        f"about {steps:.2g} steps per item at difficulty {value} (bucket "
+                        f"{b.label}), over its work budget of {WORK_BUDGET:,} "
+                        f"(harness.generators.registry.WORK_BUDGET); lower {key}")
 
 
 def _check_regexes(spec: TaskSpec, path: Path | str) -> None:
@@ -75,7 +121,7 @@ def _check_regexes(spec: TaskSpec, path: Path | str) -> None:
                          ("fields.difficulty_pattern", spec.fields.difficulty_pattern)):
         if pattern is not None:
             try:
-                compile_pattern(pattern, key)
+                check_pattern(pattern, key)
             except TaskSpecError as e:
                 raise TaskSpecError(f"{path}: {_flat(str(e))}") from None
             except (OverflowError, RecursionError, ValueError) as e:
@@ -225,7 +271,7 @@ def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | st
                                 f"(fields: {', '.join(sorted(fields))})")
 
 
-def _check_pool(spec: TaskSpec, path: Path | str) -> None:
+def check_pool(spec: TaskSpec, path: Path | str) -> None:
     """Few-shot k at most the exemplars a generator pool holds (items per pool bucket times the
     buckets a condition draws from)."""
     from harness.tasks.buckets import build_buckets
@@ -247,3 +293,21 @@ def _check_pool(spec: TaskSpec, path: Path | str) -> None:
             raise TaskSpecError(f"{path}: {key}: k={k} but the exemplar pool holds {size} items "
                                 f"({per} per bucket in {sorted(allowed)}; see "
                                 "fewshot.pool_size)")
+
+
+def check_items(spec: TaskSpec, path: Path | str) -> None:
+    """One item per bucket of each generator source (the evaluated one, and a few-shot source
+    of its own), each within the per-item time budget: a generator that fails or runs too long
+    with these parameters is a ``TaskSpecError`` naming the file and the source."""
+    from harness.tasks.buckets import build_buckets
+    from harness.tasks.instances import GeneratedItems, pool_buckets
+
+    buckets = build_buckets(spec.buckets, spec.roles)
+    sources = [("source", spec.source, buckets),
+               ("fewshot.source", spec.fewshot.source, pool_buckets(spec, buckets))]
+    for key, src, where in sources:
+        if isinstance(src, GeneratorSource) and where:
+            try:
+                GeneratedItems(spec, key, src, where, 0, 1, "validate")  # makes item 0 of each
+            except HarnessError as e:
+                raise TaskSpecError(f"{path}: {_flat(str(e))}") from None

@@ -90,14 +90,15 @@ def _yaml_error(path: Path, text: str, e: yaml.YAMLError) -> TaskSpecError:
 
 def read_text(path: Path) -> str:
     """A task file's text: UTF-8, at most ``MAX_TASK_FILE_BYTES``; anything else is one line."""
+    from harness.bounds import read_regular
+
     try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_TASK_FILE_BYTES + 1)
+        raw = read_regular(path, MAX_TASK_FILE_BYTES)
     except (OSError, ValueError) as e:
+        if isinstance(e, ValueError) and str(e).startswith("is "):  # a FIFO, a device, too large
+            raise TaskSpecError(f"{path}: {e}") from None
         why = getattr(e, "strerror", None) or str(e)
         raise TaskSpecError(f"{path}: cannot read: {why}") from None
-    if len(raw) > MAX_TASK_FILE_BYTES:
-        raise TaskSpecError(f"{path}: file larger than {MAX_TASK_FILE_BYTES:,} bytes")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:

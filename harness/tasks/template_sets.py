@@ -21,13 +21,14 @@ task's seen templates, so the analysis needs nothing but the samples and its par
 from __future__ import annotations
 
 import csv
+import io
 import os
 import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import TaskSpecError
+from harness.errors import HarnessError, TaskSpecError
 from harness.tasks.paths import check_read
 from harness.tasks.spec import AnalysisSpec, TaskSpec, TemplatesFromSpec, TemplateSpec
 
@@ -57,11 +58,13 @@ def _truthy(x: str | None) -> bool:
 
 def read_paraphrases(path: Path) -> list[Paraphrase]:
     """All rows of the table at ``path``, in file order (``TaskSpecError`` when malformed)."""
+    from harness.sources.files import read_data
+
     try:
-        with path.open(encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        raise TaskSpecError(f"templates_from.path: cannot read {path}: {e.strerror or e}") from None
+        rows = list(csv.DictReader(io.StringIO(read_data(path, "templates_from.path"),
+                                               newline="")))
+    except HarnessError as e:
+        raise TaskSpecError(str(e)) from None
     if not rows or any(c not in rows[0] for c in _COLUMNS):
         raise TaskSpecError(f"templates_from.path: {path} needs the columns {list(_COLUMNS)}")
     out = []

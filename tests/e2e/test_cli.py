@@ -85,6 +85,15 @@ BAD_CASES = [
         "/no/such/model/dir",
     ),
     (["eval", "--model", "nosuch:x", "--tasks", "lengthgen"], "nosuch"),
+    # issue 26: run arguments are checked against the tasks before the model loads (this model
+    # does not exist: the error would name it if the model came first)
+    (["eval", "--model", "hf:/no/such/model/dir", "--tasks", "lengthgen/copy", "--templates",
+      "nosuch"], "--templates: task lengthgen/copy has no template 'nosuch'"),
+    (["eval", "--model", "hf:/no/such/model/dir", "--tasks", "instructdiv/homophones",
+      "--strategy", "cot"], "--strategy cot: task instructdiv/homophones is multiple choice"),
+    (["eval", "--model", "hf:/no/such/model/dir", "--tasks", "lengthgen/copy", "--num-fewshot",
+      "100000"], "--num-fewshot 100000: lengthgen/copy: fewshot.k: k=100000 but the exemplar "
+                 "pool holds"),
     (["eval", "--model", "hf:x", "--tasks", "lengthgen", "--model-args", "dtype"], "--model-args"),
     (["eval", "--model", "hf:x", "--tasks", "lengthgen", "--batch-size", "zero"], "--batch-size"),
     (["tasks", "show", "additon"], "did you mean"),

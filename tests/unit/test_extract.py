@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import TaskSpecError
-from harness.scoring.extract import compile_pattern, extract
+from harness.scoring.extract import extract
+from harness.tasks.patterns import compile_pattern
 from harness.tasks.spec import ExtractSpec
 
 

@@ -57,3 +57,17 @@ def test_cache_row_with_non_utf8_text_is_dropped_not_raised(tmp_path) -> None:  
         cache.info()
     finally:
         cache.close()
+
+
+# The corpus run CI makes (slow group): 10,000 cases, a fixed seed. On the 2-core development
+# machine it takes about 3.5 minutes (bench/RESULTS.md); scripts/fuzz_tasks.py runs others.
+CI_CASES, CI_SEED = 10_000, 0
+
+
+@pytest.mark.slow
+def test_the_fuzz_corpus_gives_no_traceback_or_hang() -> None:
+    tally = run(CI_CASES, seed=CI_SEED)
+    assert sum(tally.counts.values()) == CI_CASES
+    bad = {k: tally.examples.get(k, []) for k in ("traceback", "hang", "bad_message")}
+    assert not any(bad.values()), bad
+    assert tally.counts["ok"] > 1000 and tally.counts["error"] > 1000

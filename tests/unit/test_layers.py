@@ -23,7 +23,8 @@ PACKAGE = ROOT / "harness"
 LAYERS: list[tuple[str, list[str]]] = [
     ("core", ["harness", "harness.errors", "harness.seeding", "harness.cache_paths",
               "harness.process", "harness.plugins", "harness.registry", "harness.requests",
-              "harness.filelock", "harness.board_info"]),
+              "harness.filelock", "harness.board_info", "harness.bounds",
+              "harness.hub_access"]),
     ("schema", ["harness.tasks", "harness.tasks.spec", "harness.tasks.buckets",
                 "harness.tasks.difficulty", "harness.tasks.patterns", "harness.tasks.chat",
                 "harness.schema.*"]),
