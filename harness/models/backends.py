@@ -30,6 +30,7 @@ _BUILTIN_MODULES: dict[str, str] = {
     "hf": "harness.models.hf.backend",
     "vllm": "harness.models.vllm.backend",
     "openai": "harness.models.openai.backend",
+    "llamacpp": "harness.models.llamacpp.backend",
 }
 
 # built-in backends whose names may be Hugging Face hub ids (checked by harness.models.hub)

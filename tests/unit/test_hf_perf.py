@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.models import aliases
-from harness.requests import Collator, GenerateRequest, LoglikelihoodRequest
+from harness.requests import Collator, GenerateRequest, LoglikelihoodRequest, RollingRequest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -188,3 +188,43 @@ def test_collator_keeps_groups_together() -> None:
     assert [items[i] for i in order] == ["bb333", "bb1", "ccc22", "ccc5", "a4", "a"]
     plain = Collator(items, length=len)
     assert [items[i] for i in next(plain.batches(6)).indices][:2] == ["ccc22", "bb333"]
+
+
+def test_cpu_generation_batches_count_prompt_tokens_not_vocabulary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Greedy generation keeps only the last position's logits, so auto batches on CPU are
+    sized by padded prompt tokens: a 262,144-token vocabulary (Gemma 3) must not cut them to a
+    few rows. Scoring keeps every position's logits and stays capped by their bytes."""
+    from harness.models.hf import batching
+    from harness.models.hf.batching import CPU_LOGITS_BUDGET, CPU_PROMPT_TOKENS
+    from tests.fixtures.tiny_model import build_tiny_model
+
+    vocab = 262_144
+    lm = HFModel(str(build_tiny_model(tmp_path, vocab, hidden_size=16)), {}, batch_size="auto")
+    lm._tree = False  # one forward row per request, so rows per call are batch rows
+    forward = lm._model.forward
+    prefills: list[tuple[int, int]] = []  # (rows, padded tokens) of each prompt pass
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if kwargs["input_ids"].shape[1] > 1:
+            prefills.append(tuple(kwargs["input_ids"].shape))
+        return forward(*args, **kwargs)
+
+    lm._model.forward = counted
+    prompts = [f"{p} {i}" for i in range(7) for p in PROMPTS]  # 42 prompts of 2..30 tokens
+    reqs = [GenerateRequest(p, 3) for p in prompts]
+    got = lm.generate(reqs)
+    longest = max(len(lm._prompt_ids(r)) for r in reqs)
+    # the old logits budget allowed only 1 GiB / (4 bytes x vocab x longest) rows
+    assert CPU_LOGITS_BUDGET // (4 * vocab * longest) < len(reqs)
+    assert [rows for rows, _ in prefills] == [len(reqs)]  # one batch of every prompt
+    assert longest * len(reqs) <= CPU_PROMPT_TOKENS
+    assert got == HFModel(str(tmp_path), {}, batch_size=7).generate(reqs)
+
+    prefills.clear()
+    budget = 1 << 26  # a smaller budget: the real one means 1 GiB of logits per batch
+    monkeypatch.setattr(batching, "CPU_LOGITS_BUDGET", budget)
+    lm.loglikelihood_rolling([RollingRequest(f"{i} {CONTEXTS[2]}") for i in range(12)])
+    cap = budget // (4 * vocab * max(width for _, width in prefills))
+    assert max(rows for rows, _ in prefills) <= cap < 12

@@ -160,8 +160,10 @@ class HFModel(BatchingMixin, LocalLM):
     ) -> list[GenerateResponse]:
         """Continue each prompt (greedy when temperature is 0); each row stops on its own."""
         self._start_generate(requests)
+        # the prefill keeps only the last position's logits where the model takes logits_to_keep
+        # (the greedy loop asks for it, model.generate does too)
         return self._run(requests, lambda r: len(self._prompt_ids(r)), self._generate_batch,
-                         _each(on_done))
+                         _each(on_done), kept="last" if self._keep_arg else "all")
 
     def _generate_batch(self, reqs: list[GenerateRequest]) -> list[GenerateResponse]:
         out: dict[int, GenerateResponse] = {}

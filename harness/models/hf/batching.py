@@ -1,5 +1,6 @@
 """Batching for the hf backend: length-sorted batches, auto batch size (halved on out-of-memory,
-capped on CPU by the bytes of logits a batch may produce), and per-batch completion callbacks."""
+capped on CPU by what a batch keeps: the bytes of logits it produces, and for generation its
+padded prompt tokens), and per-batch completion callbacks."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ from harness.requests import Collator
 log = logging.getLogger("harness.models.hf")
 
 AUTO_BATCH_START = 64
-CPU_LOGITS_BUDGET = 1 << 30  # bytes of logits per scoring batch when batch_size=auto on CPU
+CPU_LOGITS_BUDGET = 1 << 30  # bytes of logits per batch when batch_size=auto on CPU
+# padded prompt tokens per generation batch when batch_size=auto on CPU: the cap the logits
+# budget gave SmolLM2 (49,152-token vocabulary), whose generation batches were measured
+# fastest (a flat 64 rows took 3x as long: padding); it does not depend on the vocabulary
+CPU_PROMPT_TOKENS = CPU_LOGITS_BUDGET // (4 * 49_152)
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -38,6 +43,7 @@ class BatchingMixin:
         fn: Callable[[list[Req]], list[Res]],
         on_batch: Callable[[list[int], list[Res]], None] | None = None,
         group: Callable[[Req], object] | None = None,
+        kept: Literal["all", "last"] = "all",
     ) -> list[Res]:
         """Run *fn* over batches sorted longest-first; with batch_size=auto, halve on OOM.
 
@@ -47,7 +53,10 @@ class BatchingMixin:
         ``group``: items with equal keys are kept next to each other (so a batch holds every
         continuation of a shared context). Auto on CPU also caps a batch at CPU_LOGITS_BUDGET
         bytes of full-vocabulary logits (a CPU out-of-memory kills the process instead of
-        raising).
+        raising). ``kept``: whose logits a row keeps, every position's (scoring) or only the
+        last one's (greedy generation with ``logits_to_keep``, which is then capped at
+        CPU_PROMPT_TOKENS padded prompt tokens instead: a 262,144-token vocabulary would
+        otherwise cut generation batches to a few rows).
         """
         if not items:
             return []
@@ -58,8 +67,7 @@ class BatchingMixin:
         while pos < len(order):
             size = self._batch_size if isinstance(self._batch_size, int) else self._auto_size
             if self._batch_size == "auto" and self._model.device.type == "cpu":
-                longest = 4 * self._vocab * max(1, length(items[order[pos]]))
-                size = min(size, max(1, CPU_LOGITS_BUDGET // longest))
+                size = min(size, self._cpu_cap(max(1, length(items[order[pos]])), kept))
             # balanced: n rows in ceil(n / size) equal batches, not full ones and a small tail
             left = len(order) - pos
             size = -(-left // -(-left // size))
@@ -87,3 +95,9 @@ class BatchingMixin:
             if on_batch:
                 on_batch(idx, out)
         return [results[i] for i in range(len(items))]
+
+    def _cpu_cap(self, longest: int, kept: Literal["all", "last"]) -> int:
+        """Most rows of *longest* tokens an auto-sized batch on CPU may hold."""
+        row_logits = 4 * self._vocab * (longest if kept == "all" else 1)
+        cap = max(1, CPU_LOGITS_BUDGET // row_logits)
+        return cap if kept == "all" else min(cap, max(1, CPU_PROMPT_TOKENS // longest))
