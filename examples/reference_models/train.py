@@ -154,10 +154,13 @@ def main() -> None:
                     help="template id of the training prompts (default: the task's first); "
                          "evaluate with the same one (harness eval --templates ID)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--include-path", type=Path, action="append", default=[],
+                    help="extra task folder (repeatable), as for harness eval / data export")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
     print(json.dumps(train(a.task, a.variant, a.seed, a.steps, a.out, a.layers, a.d_model,
-                           a.heads, a.batch_size, a.lr, a.threads, a.template)))
+                           a.heads, a.batch_size, a.lr, a.threads, a.template,
+                           a.include_path)))
 
 
 if __name__ == "__main__":
