@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 
 class _Spec(BaseModel):
@@ -158,6 +165,15 @@ class RolesSpec(_Spec):
         if len(given) != 1:
             raise ValueError("give exactly one of 'id_max', 'id' or 'id_range'")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # id_range came after results were published: left out while unset, so the resolved
+        # spec of every task without it (and its spec_sha256) stays what it was
+        data: dict[str, Any] = handler(self)
+        if self.id_range is None:
+            data.pop("id_range", None)
+        return data
 
 
 class TemplateSpec(_Spec):
