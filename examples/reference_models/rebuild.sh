@@ -39,8 +39,8 @@ LSTM="--arch lstm --layers 1 --d-model 128 --batch-size 64 --lr 3e-3"
 FAMILIES="
 parity/lstm                    reference/parity              bits      2000   $LSTM
 parity/rope                    reference/parity              bits      3000   --variant rope $TRANSFORMER
-copy_unique/rope               reference/copy_unique         repeat    2500   --variant rope $TRANSFORMER
-copy_repeat/rope               reference/copy_repeat         repeat    2500   --variant rope $TRANSFORMER
+copy_unique/rope               reference/copy_unique         compact   3000   --variant rope $TRANSFORMER
+copy_repeat/rope               reference/copy_repeat         compact   3000   --variant rope $TRANSFORMER
 addition_reversed/rope         reference/addition_reversed   compact   5000   --variant rope $TRANSFORMER
 addition_hints/rope            reference/addition_hints      compact   5000   --variant rope $TRANSFORMER
 "

@@ -145,7 +145,7 @@ def test_id_range_export_covers_every_value_equally() -> None:
     assert "rows per length: 2: 60, 3: 60, 4: 60, 5: 60, 6: 60, 7: 60, 8: 60" in rep.lines()
     assert {r["bucket"] for r in rows} == {"2", "4", "6", "8", None}
     assert all((r["bucket"] is None) == (r["difficulty"] in (3, 5, 7)) for r in rows)
-    assert all(len(set(r["target"].split())) == r["difficulty"] for r in rows)  # unique letters
+    assert all(len(set(r["target"])) == len(r["target"]) == r["difficulty"] for r in rows)  # unique
     assert not {r["prompt"] for r in rows} & _eval_prompts(spec, ref, 0)
     assert rep.skipped_eval == 0 or rep.skipped_eval < 20  # a large space: skips are rare
 
