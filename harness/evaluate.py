@@ -32,6 +32,8 @@ from harness.results import (
     TaskResult,
     environment,
     harness_info,
+    public_identity,
+    public_path,
     samples_path,
     write_results,
 )
@@ -173,10 +175,11 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
             base.close()
     timings["total_s"] = time.perf_counter() - t_start
     res = Results(
-        schema_version=SCHEMA_VERSION, harness=harness_info(), run=cfg, model=identity,
+        schema_version=SCHEMA_VERSION, harness=harness_info(), run=cfg,
+        model=public_identity(identity),
         environment=environment(used_plugins(cfg, specs)), tasks=progress.finished,
         failed=progress.failed, timings={k: round(v, 4) for k, v in timings.items()},
-        cache=CacheReport(path=str(cached.cache.path), hits=cached.stats.hits,
+        cache=CacheReport(path=public_path(str(cached.cache.path)), hits=cached.stats.hits,
                           misses=cached.stats.misses) if cached else None,
     )
     write_results(res, cfg.output_dir)

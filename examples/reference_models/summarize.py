@@ -4,8 +4,10 @@
     .venv/bin/python examples/reference_models/summarize.py [ROOT]
 
 A variant whose ID accuracy (all ID items) is under 90% for a seed is marked: that seed has not
-learned the task, and its OOD numbers say nothing about generalization. After each variant's
-table, one line per seed: ID and OOD accuracy, the ID−OOD gap with its bootstrap CI, the
+learned the task, and its OOD numbers say nothing about generalization. Each variant's heading
+line gives its success rate over seeds (a seed succeeds when its all-OOD accuracy is at least
+90%; Madsen & Johansen's measure) with a 95% Wilson interval. After each variant's table, one
+line per seed: ID and OOD accuracy, the ID−OOD gap with its bootstrap CI, the
 extrapolation horizon (from the run's ``gaps``), and each bucket's accuracy with its 95% Wilson CI.
 """
 
@@ -16,6 +18,10 @@ import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from harness.scoring.stats import wilson_interval
+
+SUCCESS = 0.9  # a seed succeeds when its all-OOD accuracy reaches this
 
 
 def bucket_acc(results: Path) -> tuple[dict[str, float], dict[str, str], float]:
@@ -50,6 +56,14 @@ def seed_line(results: Path) -> str:
             f"gap {gap_s}, horizon {hor_s}{learned}\n  {curve}")
 
 
+def success_line(ood: list[float]) -> str:
+    """How many seeds reach SUCCESS all-OOD accuracy, with the rate's 95% Wilson interval."""
+    k, n = sum(a >= SUCCESS for a in ood), len(ood)
+    lo, hi = wilson_interval(k, n)
+    return (f"success (all OOD >= {100 * SUCCESS:.0f}%): {k} of {n} seeds, "
+            f"{100 * k / n:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]")
+
+
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "leaderboards/reference")
     runs: dict[tuple[str, str], list[tuple[int, dict[str, float], float]]] = defaultdict(list)
@@ -69,6 +83,7 @@ def main() -> None:
         weak = [s for s, _, id_acc in seeds if id_acc < 0.9]
         print(f"\n### {task} · {variant} · seeds {sorted(s for s, _, _ in seeds)}"
               + (f" — seeds {weak} below 90% ID: not learned" if weak else ""))
+        print(f"\n{success_line([acc['all OOD'] for _, acc, _ in seeds])}")
         print("\n| bucket | role | mean | sd | min | max |\n|---|---|---|---|---|---|")
         for lab in labels:
             xs = [100 * acc[lab] for _, acc, _ in seeds]

@@ -1,19 +1,27 @@
-"""Train one tiny decoder-only reference model from scratch on exported ID data.
+"""Train one tiny reference model from scratch on exported ID data.
 
 The training rows come from ``harness.data.export.iter_rows`` (the same items and prompts as
-``harness data export``, never a same-seed eval prompt). The model is a transformers class with
-the position encoding the variant names, saved as an ordinary HF folder with a character-level
-fast tokenizer, loadable as ``--model hf:DIR`` without remote code. Deterministic per seed.
+``harness data export``, never a same-seed eval prompt). ``--arch transformer`` (the default):
+a decoder-only transformers class with the position encoding ``--variant`` names, saved as an
+ordinary HF folder, loadable as ``--model hf:DIR`` without remote code. ``--arch lstm`` or
+``gru``: ``modeling_recurrent.RecurrentForCausalLM``, saved with that file beside the weights,
+loadable as ``--model hf:DIR --model-args trust_remote_code=true``. Both with a character-level
+fast tokenizer. Deterministic per seed.
 
     .venv/bin/python examples/reference_models/train.py --variant rope --seed 0 \
         --task lengthgen/addition_reversed --steps 3000 --out refmodels/rope-s0
+    .venv/bin/python examples/reference_models/train.py --arch lstm --seed 0 \
+        --task reference/parity --include-path examples/reference_models/tasks \
+        --steps 2000 --out refmodels/lstm-s0
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import sys
 import time
 from pathlib import Path
 
@@ -31,9 +39,14 @@ from transformers import (
 )
 
 from harness.data.export import ExportReport, iter_rows
+from harness.errors import HarnessError
 from harness.tasks.index import TaskIndex
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # modeling_recurrent, also when imported
+from modeling_recurrent import RecurrentConfig, RecurrentForCausalLM  # noqa: E402
+
 VARIANTS = ("learned", "rope", "nope")  # GPT-2 absolute, Llama rotary, GPT-NeoX rotary_pct=0
+ARCHS = ("transformer", "lstm", "gru")
 PAD, EOS = "<pad>", "<eos>"
 
 
@@ -47,9 +60,19 @@ def char_tokenizer() -> PreTrainedTokenizerFast:
                                    bos_token=EOS, clean_up_tokenization_spaces=False)
 
 
+def build_recurrent(cell: str, vocab: int, layers: int, d: int) -> PreTrainedModel:
+    """A fresh LSTM/GRU model whose folder carries its modeling file (weights from torch's
+    current seed)."""
+    RecurrentConfig.register_for_auto_class()
+    RecurrentForCausalLM.register_for_auto_class("AutoModelForCausalLM")
+    return RecurrentForCausalLM(RecurrentConfig(vocab_size=vocab, hidden_size=d, num_layers=layers,
+                                                cell=cell, bos_token_id=1, eos_token_id=1,
+                                                pad_token_id=0))
+
+
 def build_model(variant: str, vocab: int, layers: int, d: int, heads: int, ctx: int
                 ) -> PreTrainedModel:
-    """A fresh model of the variant (weights from torch's current seed)."""
+    """A fresh transformer of the variant (weights from torch's current seed)."""
     if variant == "learned":
         return GPT2LMHeadModel(GPT2Config(vocab_size=vocab, n_positions=ctx, n_embd=d,
                                           n_layer=layers, n_head=heads, bos_token_id=1,
@@ -90,11 +113,20 @@ def batch(rows: list[tuple[list[int], int]]) -> tuple[torch.Tensor, torch.Tensor
     return ids, mask, labels
 
 
-def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int = 3,
+def _public(path: Path) -> str:
+    """``path`` relative to the working directory when inside it (no local path in records)."""
+    rel = os.path.relpath(path.resolve(), Path.cwd())
+    return rel if not rel.startswith("..") else path.name
+
+
+def train(task: str, variant: str | None, seed: int, steps: int, out: Path, layers: int = 3,
           d: int = 128, heads: int = 4, batch_size: int = 64, lr: float = 1e-3,
           threads: int = 1, template: str | None = None,
-          include: list[Path] | None = None) -> dict[str, object]:
+          include: list[Path] | None = None, arch: str = "transformer") -> dict[str, object]:
     """Train and save one model; its training record (also written to out/train.json)."""
+    if arch == "transformer" and variant not in VARIANTS:
+        raise SystemExit(f"--variant: expected one of {', '.join(VARIANTS)} for --arch "
+                         f"transformer, got {variant!r}")
     torch.set_num_threads(threads)
     random.seed(seed)
     torch.manual_seed(seed)
@@ -105,7 +137,8 @@ def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int
     report = ExportReport()
     rows = iter_rows(spec, ref, "ID", seed, template, report)
     tok = char_tokenizer()
-    model = build_model(variant, len(tok), layers, d, heads, 256)
+    model = (build_model(str(variant), len(tok), layers, d, heads, 256) if arch == "transformer"
+             else build_recurrent(arch, len(tok), layers, d))
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps,
                                                 pct_start=0.1)
@@ -128,11 +161,15 @@ def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int
     model.save_pretrained(out)
     tok.save_pretrained(out)
     record: dict[str, object] = {
-        "task": task, "template": template or spec.templates[0].id, "variant": variant,
+        "task": task, "template": template or spec.templates[0].id, "arch": arch,
+        "variant": variant if arch == "transformer" else arch,
         "seed": seed, "steps": steps, "batch_size": batch_size,
-        "layers": layers, "d_model": d, "heads": heads, "lr": lr, "final_loss": loss_v,
+        "layers": layers, "d_model": d, "heads": heads if arch == "transformer" else None,
+        "lr": lr, "final_loss": loss_v,
         "seconds": round(time.perf_counter() - t0, 1), "threads": threads,
         "train_rows": steps * batch_size, "skipped_eval_items": report.skipped_eval,
+        "rows_per_difficulty": {f"{v:g}": n for v, n in sorted(report.histogram.items())},
+        "include_paths": [_public(p) for p in include or []],
         "parameters": sum(p.numel() for p in model.parameters()),
     }
     (out / "train.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
@@ -142,7 +179,11 @@ def train(task: str, variant: str, seed: int, steps: int, out: Path, layers: int
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--task", default="lengthgen/addition_reversed")
-    ap.add_argument("--variant", choices=VARIANTS, required=True)
+    ap.add_argument("--arch", choices=ARCHS, default="transformer",
+                    help="transformer (position encoding: --variant), or a recurrent lstm/gru "
+                         "(--layers, --d-model: its depth and width)")
+    ap.add_argument("--variant", choices=VARIANTS, default=None,
+                    help="position encoding of --arch transformer (required for it)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--layers", type=int, default=3)
@@ -154,10 +195,19 @@ def main() -> None:
                     help="template id of the training prompts (default: the task's first); "
                          "evaluate with the same one (harness eval --templates ID)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--include-path", type=Path, action="append", default=[],
+                    help="extra task folder (repeatable), as for harness eval / data export")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
-    print(json.dumps(train(a.task, a.variant, a.seed, a.steps, a.out, a.layers, a.d_model,
-                           a.heads, a.batch_size, a.lr, a.threads, a.template)))
+    if a.arch == "transformer" and a.variant is None:
+        ap.error("--variant is required with --arch transformer")
+    try:
+        rec = train(a.task, a.variant, a.seed, a.steps, a.out, a.layers, a.d_model, a.heads,
+                    a.batch_size, a.lr, a.threads, a.template, a.include_path, a.arch)
+    except HarnessError as e:  # unknown task, template or folder: one line, usage error
+        print(f"train.py: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(json.dumps(rec))
 
 
 if __name__ == "__main__":

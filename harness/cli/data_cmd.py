@@ -20,13 +20,15 @@ def export_command(
     template: Annotated[str | None, typer.Option(help="Template id (default: first).")] = None,  # noqa: UP007
     overlap_seeds: Annotated[int, typer.Option(
         min=0, help="Report overlap with the eval items of this many other seeds.")] = 3,
+    include_path: Annotated[list[Path] | None, typer.Option(  # noqa: UP007
+        "--include-path", help="Extra task folder (repeatable).")] = None,
 ) -> None:
     """Write rows {prompt, target} as `harness eval --num-fewshot 0` shows them, none of them an
-    item the same-seed evaluation tests."""
+    item the same-seed evaluation tests; print how many rows each difficulty value got."""
     from harness.data.export import export_to
     from harness.tasks.index import TaskIndex
 
-    index = TaskIndex.build([])
+    index = TaskIndex.build(include_path or [])
     ref = index.resolve([task])[0]
     rep = export_to(index.spec(ref), ref, out, n, role, seed, template, overlap_seeds)
     for line in rep.lines():

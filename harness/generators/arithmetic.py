@@ -39,23 +39,51 @@ def addition_steps(a: int, b: int) -> str:
     return ", ".join(steps) + "."
 
 
+HINTS = "abcdefghijklmnopqrstuvwxyz"  # index-hint letters: a = units, b = tens, ...
+
+
+def hinted(digits: str) -> str:
+    """``digits`` (most significant first) with each digit after the letter of its place,
+    counted from the units: ``hinted("321")`` is ``"c3b2a1"`` (Zhou et al. 2023's index hints,
+    lettered from the units so that a carry digit gets the next letter)."""
+    if len(digits) > len(HINTS):
+        raise ValueError(f"index_hints: at most {len(HINTS)} places (one letter each), "
+                         f"got {len(digits)}")
+    n = len(digits)
+    return "".join(HINTS[n - 1 - i] + d for i, d in enumerate(digits))
+
+
 @generator("addition", difficulty="digits per operand",
-           fields=("a", "b", "digits", "target", "scratchpad"))
+           fields=("a", "b", "digits", "target", "scratchpad", "a_hinted", "b_hinted"))
 def addition(
-    rng: random.Random, difficulty: int, *, reverse_output: bool = False
+    rng: random.Random, difficulty: int, *, reverse_output: bool = False,
+    index_hints: bool = False,
 ) -> dict[str, Any]:
     """a + b with both operands of ``difficulty`` digits; optionally the sum's digits reversed
-    (least significant first, the order in which column addition produces them)."""
+    (least significant first, the order in which column addition produces them).
+
+    ``index_hints``: the record also has ``a_hinted`` and ``b_hinted`` (``c3b2a1`` for 321, see
+    ``hinted``), and the target is the sum written the same way (reversed: ``a7b7c7`` for 777),
+    so every digit is tagged with its place (Zhou et al. 2023)."""
+    if index_hints and difficulty >= len(HINTS):
+        raise ValueError(f"index_hints: at most {len(HINTS) - 1} digits per operand (the sum "
+                         f"may have one more), got {difficulty}")
     a = random_number(rng, difficulty)
     b = random_number(rng, difficulty)
     total = str(a + b)
-    return {
+    rec: dict[str, Any] = {
         "a": a,
         "b": b,
         "digits": difficulty,
         "target": total[::-1] if reverse_output else total,
         "scratchpad": addition_steps(a, b),
     }
+    if index_hints:
+        h = hinted(total)
+        pairs = [h[i:i + 2] for i in range(0, len(h), 2)]
+        rec.update(a_hinted=hinted(str(a)), b_hinted=hinted(str(b)),
+                   target="".join(pairs[::-1]) if reverse_output else h)
+    return rec
 
 
 @generator("multiplication", difficulty="digits of the first operand",

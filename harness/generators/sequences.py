@@ -24,10 +24,21 @@ def _record(symbols: list[str], out: list[str], sep: str) -> dict[str, Any]:
 
 @generator("copy", difficulty="string length", fields=("text", "length", "target"))
 def copy(
-    rng: random.Random, difficulty: int, *, alphabet: str = string.ascii_lowercase, sep: str = " "
+    rng: random.Random, difficulty: int, *, alphabet: str = string.ascii_lowercase, sep: str = " ",
+    unique: bool = False,
 ) -> dict[str, Any]:
-    """Repeat a random string of ``difficulty`` symbols (joined by ``sep``)."""
-    s = random_symbols(rng, difficulty, alphabet)
+    """Repeat a random string of ``difficulty`` symbols (joined by ``sep``).
+
+    ``unique``: no symbol occurs twice (drawn without replacement), the case Zhou et al. 2023
+    expect to length-generalize; by default symbols are drawn with replacement and may repeat."""
+    if not unique:
+        s = random_symbols(rng, difficulty, alphabet)
+        return _record(s, s, sep)
+    symbols = list(dict.fromkeys(alphabet))
+    if not 1 <= difficulty <= len(symbols):
+        raise ValueError(f"unique: length must be 1-{len(symbols)} (the alphabet's distinct "
+                         f"symbols), got {difficulty}")
+    s = rng.sample(symbols, difficulty)
     return _record(s, s, sep)
 
 

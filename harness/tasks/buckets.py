@@ -58,7 +58,8 @@ def build_buckets(
     spans: list[tuple[str, float, float, bool]] = []
     if buckets.quantiles is not None:
         if roles.id is None:
-            raise ValueError("roles: quantile buckets need roles.id (labels q1..qN), not id_max")
+            raise ValueError("roles: quantile buckets need roles.id (labels q1..qN), not id_max or "
+                             "id_range")
         n, names = buckets.quantiles, quantile_labels(buckets.quantiles)
         e = quantile_edges(difficulties, n) if difficulties is not None else [math.nan] * (n + 1)
         spans = [(names[i], e[i], e[i + 1], i == n - 1) for i in range(n)]
@@ -82,6 +83,8 @@ def build_buckets(
         if unknown:
             raise ValueError(f"roles.id: unknown bucket label(s) {unknown}; buckets are {labels}")
         id_set = set(wanted)
+    elif roles.id_range is not None:
+        id_set = _inside(spans, roles.id_range.min, roles.id_range.max)
     else:
         assert roles.id_max is not None
         id_set = {
@@ -95,6 +98,20 @@ def build_buckets(
     if not any(b.role == "ID" for b in out):
         raise ValueError("roles: no bucket is in-distribution")
     return out
+
+
+def _inside(spans: list[tuple[str, float, float, bool]], lo: int, hi: int) -> set[str]:
+    """Labels of the buckets inside ``[lo, hi]``; a bucket partly inside is an error (it would
+    mix ID and OOD values)."""
+    inside = set()
+    for lab, b_lo, b_hi, closed in spans:
+        top = Bucket(0, lab, b_lo, b_hi, closed, "ID").top
+        if lo <= b_lo and top <= hi:
+            inside.add(lab)
+        elif b_lo <= hi and top >= lo:
+            raise ValueError(f"roles.id_range: bucket {lab} is partly inside the range "
+                             f"{lo}-{hi}; make its edges meet the range's ends")
+    return inside
 
 
 def assign(buckets: list[Bucket], difficulty: float) -> Bucket | None:

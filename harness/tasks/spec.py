@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 
 class _Spec(BaseModel):
@@ -120,6 +127,23 @@ class BucketsSpec(_Spec):
         return self
 
 
+class IdRangeSpec(_Spec):
+    """The in-distribution range of the difficulty variable: every integer from min to max."""
+
+    min: int = Field(description="smallest in-distribution difficulty value")
+    max: int = Field(description="largest in-distribution difficulty value")
+    draw: Literal["every", "uniform"] = Field(
+        "every", description="`harness data export --role ID`: every value in turn (equal "
+        "counts), or each row's value drawn uniformly at random"
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> IdRangeSpec:
+        if self.max < self.min:
+            raise ValueError(f"max ({self.max}) is below min ({self.min})")
+        return self
+
+
 class RolesSpec(_Spec):
     """Which buckets are in-distribution (ID); every other bucket is out-of-distribution (OOD)."""
 
@@ -129,12 +153,27 @@ class RolesSpec(_Spec):
     id: list[str | float] | None = Field(
         None, description="explicit ID bucket labels (alternative to id_max)"
     )
+    id_range: IdRangeSpec | None = Field(
+        None, description="ID is this range of the difficulty (alternative to id_max): buckets "
+        "inside it are ID (one partly inside is an error), and `harness data export --role ID` "
+        "draws every value in it, not only the ID buckets' values"
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> RolesSpec:
-        if (self.id_max is None) == (self.id is None):
-            raise ValueError("give exactly one of 'id_max' or 'id'")
+        given = [k for k in ("id_max", "id", "id_range") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of 'id_max', 'id' or 'id_range'")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # id_range came after results were published: left out while unset, so the resolved
+        # spec of every task without it (and its spec_sha256) stays what it was
+        data: dict[str, Any] = handler(self)
+        if self.id_range is None:
+            data.pop("id_range", None)
+        return data
 
 
 class TemplateSpec(_Spec):

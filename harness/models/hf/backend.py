@@ -132,9 +132,10 @@ class HFModel(BatchingMixin, LocalLM):
             raise
         except Exception as e:
             if src.local:
-                raise ModelLoadError(
-                    f"hf:{name}: could not load the model from {src.load_path}: {first_line(e)}"
-                ) from e
+                hint = ("; its folder holds model code: --model-args trust_remote_code=true runs "
+                        "it" if "custom code" in str(e) and not opts.trust_remote_code else "")
+                raise ModelLoadError(f"hf:{name}: could not load the model from "
+                                     f"{src.load_path}: {first_line(e)}{hint}") from e
             raise ModelLoadError(
                 f"hf:{name}: not a local file or folder{did_you_mean(name, ALIASES)}, and loading "
                 f"it from the Hugging Face hub failed: {first_line(e)}"

@@ -1,0 +1,67 @@
+"""results.json records no machine layout: a local model's path is relative to the working
+directory (``./``), the Python environment's packages (``<site-packages>/``) or the home folder
+(``~/``); hub ids and other paths pass unchanged."""
+
+from __future__ import annotations
+
+import json
+import re
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from harness.config import RunConfig
+from harness.evaluate import evaluate
+from harness.models.base import ModelIdentity
+from harness.results import public_identity, public_path
+from harness.testing import ScriptedLM
+
+
+def test_public_path_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert public_path(str(tmp_path / "refmodels" / "lstm-s0")) == "./refmodels/lstm-s0"
+    assert public_path(str(Path.home() / ".cache" / "x.sqlite")) in (
+        "~/.cache/x.sqlite", "./.cache/x.sqlite")  # ./ when the home folder is the cwd
+    site = Path(sysconfig.get_paths()["purelib"]) / "llm_pkg" / "m.gguf"
+    assert public_path(str(site)) == "<site-packages>/llm_pkg/m.gguf"
+    for kept in ("HuggingFaceTB/SmolLM2-135M", "http://127.0.0.1:8000/v1", "refmodels/x", ""):
+        assert public_path(kept) == kept
+    ident = ModelIdentity(backend="hf", name="refmodels/x", path=str(tmp_path / "refmodels/x"))
+    assert public_identity(ident).path == "./refmodels/x" != ident.name
+    assert public_identity(ModelIdentity(backend="hf", name="a/b")).path is None
+
+
+class _LocalModel(ScriptedLM):
+    def __init__(self, path: Path) -> None:
+        super().__init__(" 0")
+        self._path = path
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(backend="hf", name="weights/m", path=str(self._path))
+
+
+def test_results_json_holds_the_relative_model_path(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    cfg = RunConfig.model_validate(dict(model="hf:weights/m", tasks=["lengthgen/parity"], seed=0,
+                                        limit_per_bucket=2, output_dir="run"))
+    res = evaluate(cfg, model=_LocalModel(tmp_path / "weights" / "m"))
+    written = (tmp_path / "run" / "results.json").read_text(encoding="utf-8")
+    assert res.model.path == json.loads(written)["model"]["path"] == "./weights/m"
+    assert str(tmp_path) not in written  # the run's options hold paths as given (relative)
+
+
+LOCAL = re.compile(r"""(?:^|["'\s(>=`])(/(?:work|root|home|tmp|Users|mnt|srv|opt)/)""")
+
+
+def test_no_committed_board_or_run_names_a_local_path() -> None:
+    root = Path(__file__).resolve().parents[2] / "leaderboards"
+    checked, found = 0, []
+    for p in sorted(root.rglob("*")):
+        if p.suffix in {".json", ".md", ".html", ".csv"} and p.is_file():
+            checked += 1
+            found += [f"{p.relative_to(root)}: {m.group(1)}"
+                      for m in LOCAL.finditer(p.read_text(encoding="utf-8"))]
+    assert checked > 100 and found == []
