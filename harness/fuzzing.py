@@ -30,7 +30,6 @@ import yaml
 
 from harness.bounds import time_limit
 from harness.errors import HarnessError
-from harness.results import SCHEMA_VERSION
 
 HANG_SECONDS = 5.0
 KINDS = ("mutated_task", "random_bytes", "random_yaml", "results", "samples", "cache")
@@ -211,6 +210,8 @@ def task_case(kind: str, folder: Path, originals: list[Path], rng: random.Random
 
 def results_case(path: Path, value: Any, rng: random.Random) -> None:
     """Write a mutated results.json at ``path``."""
+    from harness.results import SCHEMA_VERSION
+
     base: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tasks": {}, "config": {},
                             "harness": {}}
     data = mutate_structure(base, rng, value) if rng.random() < 0.8 else value
