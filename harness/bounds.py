@@ -6,7 +6,8 @@
   unbounded. Code inside one long C call (a huge integer power, say) is stopped only when
   that call returns.
 - ``read_regular``: the bytes of a regular file, at most a given size: a device (``/dev/zero``),
-  a FIFO or a folder is refused before anything is read, and opening never blocks.
+  a FIFO or a folder is refused before anything is read, and opening never blocks;
+  ``read_utf8``: the same, as UTF-8 text.
 """
 
 from __future__ import annotations
@@ -83,3 +84,14 @@ def read_regular(path: Path | str, limit: int) -> bytes:
     if len(data) > limit:
         raise ValueError(f"is larger than {limit:,} bytes")
     return data
+
+
+def read_utf8(path: Path | str, limit: int) -> str:
+    """``read_regular`` decoded as UTF-8; bytes that are not are a ``ValueError`` too (``is not
+    UTF-8 text (byte 0xe9 at offset 3)``)."""
+    raw = read_regular(path, limit)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"is not UTF-8 text (byte {raw[e.start]:#04x} at offset "
+                         f"{e.start:,})") from None

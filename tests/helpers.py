@@ -50,13 +50,18 @@ def samples_bytes(out_dir: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.jsonl"))}
 
 
+class StillRunning(BaseException):
+    """A block under ``within`` ran too long (a BaseException: code that catches ``Exception``
+    cannot swallow it)."""
+
+
 @contextmanager
 def within(seconds: float) -> Iterator[None]:
-    """Fail the test (``AssertionError``) when the block is still running after ``seconds``:
-    a regression test of a hang fails instead of hanging (main thread, POSIX)."""
+    """Fail the test (``StillRunning``) when the block is still running after ``seconds``: a
+    regression test of a hang fails instead of hanging (main thread, POSIX)."""
 
     def on_alarm(signum: int, frame: Any) -> None:
-        raise AssertionError(f"still running after {seconds:g} s")
+        raise StillRunning(f"still running after {seconds:g} s")
 
     old = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.bounds import read_regular
+from harness.bounds import read_utf8
 from harness.cache_paths import data_dir
 from harness.errors import HarnessError
 from harness.filelock import os_reason
@@ -41,19 +41,14 @@ def read_data(path: Path, key: str) -> str:
     """The text of the data file ``path``: a regular file of at most ``MAX_SOURCE_BYTES``, UTF-8;
     anything else is one line naming ``key``."""
     try:
-        raw = read_regular(path, MAX_SOURCE_BYTES)
+        return read_utf8(path, MAX_SOURCE_BYTES)
     except FileNotFoundError:
         raise HarnessError(f"{key}: file not found: {shown(path)}") from None
-    except ValueError as e:  # a device, FIFO or folder; too large; a NUL byte in the name
+    except ValueError as e:  # a device, FIFO or folder; too large; not UTF-8; a NUL in the name
         raise HarnessError(f"{key}: {shown(path)} {e}" if str(e).startswith("is ") else
                            f"{key}: cannot read {shown(path)}: {e}") from None
     except OSError as e:
         raise HarnessError(f"{key}: cannot read {shown(path)}: {os_reason(e)}") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise HarnessError(f"{key}: {shown(path)} is not UTF-8 text (byte {raw[e.start]:#04x} at "
-                           f"offset {e.start:,})") from None
 
 
 def resolve_path(raw: str, base_dir: Path) -> Path:

@@ -90,20 +90,16 @@ def _yaml_error(path: Path, text: str, e: yaml.YAMLError) -> TaskSpecError:
 
 def read_text(path: Path) -> str:
     """A task file's text: UTF-8, at most ``MAX_TASK_FILE_BYTES``; anything else is one line."""
-    from harness.bounds import read_regular
+    from harness.bounds import read_utf8
 
     try:
-        raw = read_regular(path, MAX_TASK_FILE_BYTES)
+        return read_utf8(path, MAX_TASK_FILE_BYTES)
     except (OSError, ValueError) as e:
-        if isinstance(e, ValueError) and str(e).startswith("is "):  # a FIFO, a device, too large
-            raise TaskSpecError(f"{path}: {e}") from None
+        if isinstance(e, ValueError) and str(e).startswith("is "):  # a FIFO, too large, not UTF-8
+            tail = "; task files are UTF-8 YAML" if "UTF-8" in str(e) else ""
+            raise TaskSpecError(f"{path}: {e}{tail}") from None
         why = getattr(e, "strerror", None) or str(e)
         raise TaskSpecError(f"{path}: cannot read: {why}") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise TaskSpecError(f"{path}: not UTF-8 text (byte {raw[e.start]:#04x} at offset "
-                            f"{e.start}); task files are UTF-8 YAML") from None
 
 
 def read_yaml(path: Path, with_node: bool = False) -> tuple[dict[str, Any], yaml.Node | None]:

@@ -51,12 +51,12 @@ def compile_pattern(pattern: str, key: str = "scoring.extract.pattern") -> regex
     ``key``."""
     import regex
 
+    p = _parser()
     try:
-        re.compile(pattern)
-        tree = _parser().parse(pattern)
+        re.compile(pattern)  # the accepted syntax is re's, checked in full
+        tree = p.parse(pattern)
     except re.error as exc:
         raise TaskSpecError(f"{key}: invalid regex {pattern!r}: {exc}") from None
-    p = _parser()
     if _expansion(p, tree) > MAX_EXPANSION:
         raise TaskSpecError(
             f"{key}: regex {pattern!r} expands to over {MAX_EXPANSION:,} elements through its "

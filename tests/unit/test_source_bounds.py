@@ -105,15 +105,12 @@ def test_a_wrong_local_path_fails_at_once_when_the_hub_is_unreachable(
     import datasets.config
     import huggingface_hub.constants
 
-    import harness.hub_access as hub_access
-
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(var, raising=False)
     for module in (datasets.config, huggingface_hub.constants):  # restored after the test
         for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
             if hasattr(module, var):
                 monkeypatch.setattr(module, var, getattr(module, var))
-    monkeypatch.setattr(hub_access, "_answers", {})
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     f = tmp_path / "m5.yaml"
