@@ -61,6 +61,10 @@ def reproduce(res: Results) -> str:
             ",".join(t.task for t in res.tasks) or ",".join(r.tasks), "--seed", str(r.seed)]
     if r.limit_per_bucket is not None:
         args += ["--limit-per-bucket", str(r.limit_per_bucket)]
+    for folder in r.include_paths:  # a local absolute folder is named, not spelled out
+        where = folder.as_posix()
+        local = PurePosixPath(where).is_absolute() or where.startswith("~")
+        args += ["--include-path", f"<{folder.name}>" if local else where]
     margs = {k: v for k, v in sorted(r.model_args.items()) if k != "device"}
     if margs:
         args += ["--model-args", ",".join(f"{k}={v}" for k, v in margs.items())]

@@ -73,14 +73,6 @@ def _rerun(dest: Path, env: dict[str, str], extra: list[str]) -> None:
     assert again["tasks"][0]["templates"] == first["tasks"][0]["templates"]
 
 
-def test_reproduce_line_with_the_runs_include_path_runs_on_the_clone(
-        clone: tuple[Path, dict[str, str]]) -> None:
-    dest, env = clone
-    _rerun(dest, env, ["--include-path", "examples/reference_models/tasks", "--overwrite"])
-
-
-@pytest.mark.xfail(strict=True, reason="harness.leaderboard.provenance.reproduce leaves out "
-                   "the run's --include-path, so a task from examples/ is not found")
 def test_reproduce_line_runs_on_the_clone(clone: tuple[Path, dict[str, str]]) -> None:
     dest, env = clone
     _rerun(dest, env, ["--overwrite"])

@@ -269,3 +269,17 @@ def test_gap_columns_come_from_the_gaps_metadata() -> None:
                                                             "alpha": 0.3})
     board = schema.Leaderboard.model_construct(entries=[entry])
     assert gap_columns(board) == ["horizon", "alpha", "zeta"]
+
+
+def test_reproduce_line_carries_the_runs_include_paths() -> None:
+    """A run of a task from a folder (``--include-path``) is reproducible from a clone only
+    with that folder; a local absolute folder is named, never spelled out (issue 24)."""
+    from harness.leaderboard.provenance import reproduce
+    from tests.unit.test_leaderboard_fixtures import TaskSpecLite, make_results
+
+    res = make_results("m", [TaskSpecLite("reference/parity", [("1", "ID", 1, 1)])])
+    run = res.run.model_copy(update={"include_paths": [Path("examples/reference_models/tasks"),
+                                                       Path("/home/someone/tasks")]})
+    line = reproduce(res.model_copy(update={"run": run}))
+    assert "--include-path examples/reference_models/tasks" in line
+    assert "--include-path '<tasks>'" in line and "/home/someone" not in line
