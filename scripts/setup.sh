@@ -33,9 +33,7 @@ V=.venv/bin
 if [ "$LLAMACPP" = 1 ]; then
   # PyPI has no prebuilt Linux wheel of llama-cpp-python: pip compiles llama.cpp (~17 CPU-minutes,
   # for this machine's CPU) and keeps the wheel in its cache, so a rerun here takes seconds.
-  # The multimodal library (mtmd) is not built: the llamacpp: backend does not use it.
-  "$V/python" -c "import llama_cpp" 2>/dev/null || \
-    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$V/pip" install -q "llama-cpp-python==0.3.36"
+  "$V/python" -c "import llama_cpp" 2>/dev/null || "$V/pip" install -q "llama-cpp-python==0.3.36"
 fi
 if [ "$TESTS" = 1 ]; then
   bash scripts/setup_vllm.sh
