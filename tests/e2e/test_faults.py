@@ -94,7 +94,9 @@ def lines(path: Path) -> int:
 
 def test_second_live_writer_fails_at_once(site: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    first = subprocess.Popen(eval_args(out, tmp_path / "c1"), env=env(site, 0.2), text=True,
+    # 1 s a prompt: the first run must still be writing when the second (a whole Python start
+    # on a loaded 2-core machine) asks; at 0.2 s it sometimes finished first
+    first = subprocess.Popen(eval_args(out, tmp_path / "c1"), env=env(site, 1.0), text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         lock = out / ".harness.lock"
@@ -137,7 +139,9 @@ def test_ctrl_c_is_one_line_exit_130_and_the_rerun_resumes(site: Path, tmp_path:
     total = results(tmp_path / "clean")["cache"]["misses"]
 
     out, cache = tmp_path / "run", tmp_path / "cache"
-    proc = subprocess.Popen(eval_args(out, cache), env=env(site, 0.05), text=True,
+    # 0.5 s a prompt: Ctrl-C must land while prompts are left (at 0.05 s a loaded machine
+    # sometimes let the run finish between the 4th sample and the signal)
+    proc = subprocess.Popen(eval_args(out, cache), env=env(site, 0.5), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     samples = out / "samples" / f"{TASK}.jsonl"
     wait_for(lambda: lines(samples) >= 4, proc, "4 samples")
