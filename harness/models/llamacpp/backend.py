@@ -53,8 +53,8 @@ Size: TypeAlias = "int | Literal['auto']"
 ACCEPTED_ARGS = ("threads", "max_length", "dtype", "add_bos_token")
 AUTO_ROWS = 8  # sequences in flight when --batch-size is auto
 MAX_LENGTH_CAP = 8192  # as hf: the default max_length is the model's context, at most this
-# how results label a shipped 4-bit file run as it is (bench/RESULTS.md: ~half the greedy
-# answers differ from the same weights at full precision)
+# how results label a shipped 4-bit file run as it is (bench/RESULTS.md: 16-20% of the greedy
+# texts on a sample of the board's tasks differ from the same weights at full precision)
 CHANGES_ANSWERS = " (shipped 4-bit weights: changes answers)"
 
 
@@ -93,8 +93,8 @@ class LlamaCppModel(LocalLM):
         weights = resolve(name, dtype)
         self.changes_answers = weights.changes_answers
         if weights.changes_answers:
-            log.warning("%s runs the shipped 4-bit file: about half of the greedy answers "
-                        "differ from full precision; llamacpp:%s runs it at F16",
+            log.warning("%s runs the shipped 4-bit file, which changes answers (16-20%% of "
+                        "greedy texts differ from full precision); llamacpp:%s runs it at F16",
                         self._label, name.rsplit("-", 1)[0])
         tok = _tokenizer(name, *weights.tokenizer)
         rows = AUTO_ROWS if batch_size == "auto" else batch_size

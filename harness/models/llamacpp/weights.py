@@ -6,9 +6,10 @@ NAME is a built-in alias or a path to a ``.gguf`` file. An alias runs the shippe
 converted once (llama.cpp's own ``llama_model_quantize``, every quantized tensor dequantized and
 stored as F16, or F32 with ``dtype=f32``) into ``<cache>/gguf/<alias>/`` and reused. The
 shipped file itself runs under the alias name with its quantization appended
-(``smollm2-135m-q4_1``, ``gemma3-270m-q4_k_m``): 4-bit weights change about half of the greedy
-answers (bench/RESULTS.md), and results name the weight type. A converted file is written to a
-temporary name and renamed, so a killed or concurrent run never leaves a half-written one.
+(``smollm2-135m-q4_1``, ``gemma3-270m-q4_k_m``): 4-bit weights change answers (16-20% of the
+greedy texts on a sample of the board's tasks, bench/RESULTS.md), and results say so. A
+converted file is written to a temporary name and renamed, so a killed or concurrent run never
+leaves a half-written one.
 
 Prompts are tokenized with the model's Hugging Face tokenizer (as ``hf:`` does: the alias's
 converted tokenizer, or the GGUF's read by transformers), so both backends feed the model the
