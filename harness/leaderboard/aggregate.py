@@ -46,14 +46,12 @@ from harness.leaderboard.schema import (
     TemplateInfo,
 )
 from harness.leaderboard.scores import (
-    ItemScores,
     holm,
     macro_intervals,
     macro_scores,
     mean_interval,
+    pair_test,
     rank_ranges,
-    same_items,
-    sign_test,
     worst_half_width,
 )
 from harness.scoring.gap_registry import board_info as gap_info
@@ -63,7 +61,6 @@ from harness.scoring.intervals import (
     Term,
     diff_interval,
     p_value,
-    paired_diff_interval,
     sum_interval,
 )
 from harness.scoring.records import SampleRecord
@@ -184,26 +181,6 @@ def _ranks(group: Sequence[str], stats: Mapping[str, _EntryStats]
     cis = {e: ci for e in group if (ci := stats[e].overall_ci) is not None}
     ranged = rank_ranges(cis) if len(cis) == len(group) and len(group) > 1 else {}
     return {e: (ranks[e], *ranged.get(e, (ranks[e], ranks[e]))) for e in group}
-
-
-def pair_test(a: str, b: str, sa: ItemScores, sb: ItemScores) -> PairTest:
-    """B − A on one task: paired over items (sign test, paired interval) when both ran exactly
-    the same items, else as two independent samples (Newcombe's interval, inverted for p)."""
-    diff = sb.accuracy - sa.accuracy
-    if same_items(sa, sb):
-        ma, mb = sa.item_means(), sb.item_means()
-        a_better, b_better = int((ma > mb).sum()), int((mb > ma).sum())
-        p, test = sign_test(a_better, b_better)
-        lo, hi = paired_diff_interval(ma.tolist(), mb.tolist(), sa.counts.tolist())
-        return PairTest(a=a, b=b, paired=True, n_items=len(sa.ids), n_items_b=len(sb.ids),
-                        diff=r10(diff), ci_low=r10(lo), ci_high=r10(hi), a_better=a_better,
-                        b_better=b_better, test=test, p=r10(p), p_holm=1.0)
-    pa, pb = sa.proportion(), sb.proportion()
-    lo, hi = diff_interval(pb, pa)
-    return PairTest(a=a, b=b, paired=False, n_items=len(sa.ids), n_items_b=len(sb.ids),
-                    diff=r10(diff), ci_low=r10(lo), ci_high=r10(hi), a_better=None,
-                    b_better=None, test="newcombe",
-                    p=r10(p_value(lambda lv: diff_interval(pb, pa, lv))), p_holm=1.0)
 
 
 def _pairs(rows: Sequence[TaskRow], items: Mapping[str, ItemData | None]) -> list[PairTest]:

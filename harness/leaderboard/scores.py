@@ -32,8 +32,18 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from harness.scoring.intervals import Limits, Proportion, Term, clustered_proportion, sum_interval
-from harness.scoring.stats import Z95
+from harness.leaderboard.schema import PairTest
+from harness.scoring.intervals import (
+    Limits,
+    Proportion,
+    Term,
+    clustered_proportion,
+    diff_interval,
+    p_value,
+    paired_diff_interval,
+    sum_interval,
+)
+from harness.scoring.stats import Z95, r10
 
 LEVEL = 0.95  # confidence level of every interval here
 ALPHA = 0.05  # family-wise error rate of the Holm-corrected significance marks
@@ -154,6 +164,26 @@ def rank_ranges(intervals: Mapping[str, Limits]) -> dict[str, tuple[int, int]]:
         worse = sum(1 for j, (_, h2) in intervals.items() if j != k and h2 < lo)
         out[k] = (1 + better, len(intervals) - worse)
     return out
+
+
+def pair_test(a: str, b: str, sa: ItemScores, sb: ItemScores) -> PairTest:
+    """B − A on one task: paired over items (sign test, paired interval) when both ran exactly
+    the same items, else as two independent samples (Newcombe's interval, inverted for p)."""
+    diff = sb.accuracy - sa.accuracy
+    if same_items(sa, sb):
+        ma, mb = sa.item_means(), sb.item_means()
+        a_better, b_better = int((ma > mb).sum()), int((mb > ma).sum())
+        p, test = sign_test(a_better, b_better)
+        lo, hi = paired_diff_interval(ma.tolist(), mb.tolist(), sa.counts.tolist())
+        return PairTest(a=a, b=b, paired=True, n_items=len(sa.ids), n_items_b=len(sb.ids),
+                        diff=r10(diff), ci_low=r10(lo), ci_high=r10(hi), a_better=a_better,
+                        b_better=b_better, test=test, p=r10(p), p_holm=1.0)
+    pa, pb = sa.proportion(), sb.proportion()
+    lo, hi = diff_interval(pb, pa)
+    return PairTest(a=a, b=b, paired=False, n_items=len(sa.ids), n_items_b=len(sb.ids),
+                    diff=r10(diff), ci_low=r10(lo), ci_high=r10(hi), a_better=None,
+                    b_better=None, test="newcombe",
+                    p=r10(p_value(lambda lv: diff_interval(pb, pa, lv))), p_holm=1.0)
 
 
 def sign_test(a_better: int, b_better: int) -> tuple[float, str]:
