@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-PUBLISHED = ROOT / "leaderboards" / "offline-small"
+PUBLISHED = ROOT / "leaderboards" / "reference-board"  # a current published board
 
 
 def _chromium() -> str:
@@ -393,7 +393,7 @@ def test_compare_page(browser: DevTools, site: Path) -> None:
 
 
 @pytest.mark.skipif(not (PUBLISHED / "index.html").is_file(),
-                    reason="no published leaderboard at leaderboards/offline-small")
+                    reason="no published leaderboard at leaderboards/reference-board")
 def test_published_leaderboard_has_no_console_errors(browser: DevTools) -> None:
     browser.events.clear()
     browser.open((PUBLISHED / "index.html").as_uri())
