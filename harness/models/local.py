@@ -13,13 +13,18 @@ module imports neither torch nor a model library.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.models.base import LM, render_chat
+from harness.models.base import LM, OnDone, render_chat
 from harness.models.support import first_line
-from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest
+from harness.requests import (
+    GenerateRequest,
+    LoglikelihoodRequest,
+    LoglikelihoodResponse,
+    RollingRequest,
+)
 from harness.tasks.chat import ChatTurn
 
 log = logging.getLogger(__name__)
@@ -119,6 +124,33 @@ class LocalLM(LM):
     def _window(self) -> int:
         """Most tokens one row can score."""
         return self.max_length
+
+    def loglikelihood(
+        self,
+        requests: Sequence[LoglikelihoodRequest],
+        on_done: OnDone[LoglikelihoodResponse] | None = None,
+    ) -> list[LoglikelihoodResponse]:
+        """Sum of log-probabilities of the tokens that carry continuation characters (the
+        first scored token is the first whose end offset lies past the context, so a token that
+        merges the end of the context with the start of the continuation is scored). Each
+        distinct request is scored once, by the engine's ``_score``."""
+        unique, rows, where = self._loglikelihood_rows(requests)
+        by_req: dict[LoglikelihoodRequest, LoglikelihoodResponse] = {}
+
+        def done(j: int, lp: float, greedy: bool) -> None:
+            resp = LoglikelihoodResponse(logprob=lp, is_greedy=greedy, n_tokens=rows[j][1])
+            by_req[unique[j]] = resp
+            if on_done:
+                for i in where[unique[j]]:
+                    on_done(i, resp)
+
+        self._score(rows, done)
+        return [by_req[r] for r in requests]
+
+    def _score(self, rows: list[Row], done: Callable[[int, float, bool], None]) -> None:
+        """Score each row (its last tokens' summed log-probability and whether they are the
+        greedy ones), calling ``done(row index, logprob, is_greedy)`` as each finishes."""
+        raise NotImplementedError(f"{type(self).__name__} scores through its own loglikelihood")
 
     def _loglikelihood_rows(
         self, requests: Sequence[LoglikelihoodRequest]

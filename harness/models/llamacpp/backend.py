@@ -41,8 +41,6 @@ from harness.models.support import bad_arg, first_line, parse_bool, trim_at_stop
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
-    LoglikelihoodRequest,
-    LoglikelihoodResponse,
     RollingRequest,
 )
 
@@ -159,25 +157,6 @@ class LlamaCppModel(LocalLM):
         return Job(key, prompt, [False] * (len(prompt) - 1) + [True], state)
 
     # -- scoring ------------------------------------------------------------------------------
-
-    def loglikelihood(
-        self,
-        requests: Sequence[LoglikelihoodRequest],
-        on_done: OnDone[LoglikelihoodResponse] | None = None,
-    ) -> list[LoglikelihoodResponse]:
-        """Sum of log-probabilities of the tokens that carry continuation characters."""
-        unique, rows, where = self._loglikelihood_rows(requests)
-        by_req: dict[LoglikelihoodRequest, LoglikelihoodResponse] = {}
-
-        def done(j: int, lp: float, greedy: bool) -> None:
-            resp = LoglikelihoodResponse(logprob=lp, is_greedy=greedy, n_tokens=rows[j][1])
-            by_req[unique[j]] = resp
-            if on_done:
-                for i in where[unique[j]]:
-                    on_done(i, resp)
-
-        self._score(rows, done)
-        return [by_req[r] for r in requests]
 
     def loglikelihood_rolling(
         self, requests: Sequence[RollingRequest], on_done: OnDone[float] | None = None

@@ -36,8 +36,6 @@ from harness.models.vllm.support import (
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
-    LoglikelihoodRequest,
-    LoglikelihoodResponse,
     RollingRequest,
 )
 
@@ -178,29 +176,6 @@ class VLLMModel(LocalLM):
         return [results[k] for k in range(len(requests))]
 
     # -- scoring ------------------------------------------------------------------------------
-
-    def loglikelihood(
-        self,
-        requests: Sequence[LoglikelihoodRequest],
-        on_done: OnDone[LoglikelihoodResponse] | None = None,
-    ) -> list[LoglikelihoodResponse]:
-        """Sum of log-probabilities of the tokens that carry continuation characters.
-
-        The scored tokens start at the first token whose end offset lies past the context, so a
-        token that merges the end of the context with the start of the continuation is scored.
-        """
-        unique, rows, where = self._loglikelihood_rows(requests)
-        by_req: dict[LoglikelihoodRequest, LoglikelihoodResponse] = {}
-
-        def finish(j: int, lp: float, greedy: bool) -> None:
-            resp = LoglikelihoodResponse(logprob=lp, is_greedy=greedy, n_tokens=rows[j][1])
-            by_req[unique[j]] = resp
-            if on_done:
-                for i in where[unique[j]]:
-                    on_done(i, resp)
-
-        self._score(rows, finish)
-        return [by_req[r] for r in requests]
 
     def _describe(self, e: BaseException) -> str:
         """An exception from vLLM's tokenizer in one line (pydantic errors name the field)."""
