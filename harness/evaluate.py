@@ -11,6 +11,7 @@ rerun resumes from the response cache.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from harness.config import RunConfig
 from harness.errors import HarnessError, Interrupted
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line, used_plugins
 from harness.models.base import LM
-from harness.models.cache import CachedLM, ResponseCache
+from harness.models.cache import CachedLM, CacheStats, ResponseCache
 from harness.plugins import one_line
 from harness.progress import ProgressLM, Reporter, RunClock
 from harness.results import (
@@ -81,9 +82,10 @@ class _Progress:
 def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
                progress: _Progress, timings: dict[str, float],
                on_progress: Callable[[str], None] | None,
-               on_failure: Callable[[str], None] | None) -> None:
+               on_failure: Callable[[str], None] | None, stats: CacheStats | None = None) -> None:
     guarded = GuardedLM(model)
     for ref, spec in specs:
+        hits = stats.hits if stats else 0
         progress.current = ref
         if isinstance(model, ProgressLM):
             model.label = ref.address
@@ -108,6 +110,8 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
                 on_progress(progress.clock.task_done(ref.address))
             for k, v in outcome.timings.items():
                 timings[f"{ref.address}.{k}"] = v
+            if stats:  # a task answered partly from the cache was not timed whole (cost model)
+                timings[f"{ref.address}.cache_hits"] = stats.hits - hits
             continue
         with contextlib.suppress(OSError):  # a failed task leaves no partial samples behind
             samples_path(cfg.output_dir, ref.address).unlink()
@@ -156,7 +160,8 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     # file modification times
     timings: dict[str, float] = {"started_unix": time.time() - (t_load - t_start),
                                  "resolve_s": t_load - t_start,
-                                 "model_load_s": time.perf_counter() - t_load}
+                                 "model_load_s": time.perf_counter() - t_load,
+                                 "loadavg_1m_start": os.getloadavg()[0]}
     identity = base.identity
     cached = None
     try:
@@ -167,13 +172,15 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
         if on_progress:  # the run's prompt count before the first model call
             progress.clock = RunClock.plan(specs, cfg, base)
             on_progress(progress.clock.announce())
-        _run_tasks(specs, front, cfg, progress, timings, on_progress, on_failure)
+        _run_tasks(specs, front, cfg, progress, timings, on_progress, on_failure,
+                   cached.stats if cached else None)
     finally:
         if cached:
             cached.cache.close()
         if owned:
             base.close()
     timings["total_s"] = time.perf_counter() - t_start
+    timings["loadavg_1m_end"] = os.getloadavg()[0]  # how busy the machine was (cost model)
     res = Results(
         schema_version=SCHEMA_VERSION, harness=harness_info(), run=cfg,
         model=public_identity(identity),

@@ -96,7 +96,7 @@ class Results(_Model):
     environment: Environment  # Python, platform, library versions
     tasks: list[TaskResult]  # one entry per finished task, in run order
     failed: list[TaskFailure] = []  # tasks that raised (no entry in ``tasks``), in run order
-    timings: dict[str, float]  # seconds per phase (changes between reruns, like ``cache``)
+    timings: dict[str, float]  # seconds per phase, load average (change between reruns)
     cache: CacheReport | None = None  # response-cache use; None when run with --no-cache
 
 

@@ -110,7 +110,7 @@ class TaskOutcome:
     """A finished task: its results entry and phase timings."""
 
     result: TaskResult  # goes into results.json
-    timings: dict[str, float]  # seconds: prepare, model, write
+    timings: dict[str, float]  # seconds: prepare, model (wall and process CPU), write
 
 
 def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
@@ -124,7 +124,7 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
         n_tpl = len(pick_templates(spec, cfg.templates, ref.address))
         per_cond = [inst.count(labels(c.evaluate)) for c in conditions(spec)]
         on_progress(f"{ref.address}: {n_tpl * sum(per_cond)} prompts")
-    t_model = 0.0
+    t_model = cpu_model = 0.0
     path = samples_path(cfg.output_dir, ref.address)
     writer = SampleWriter(path, cfg.output_dir)
     ranks = inst.id_ranks()  # item position → order by id within its bucket
@@ -132,9 +132,10 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     try:
         stream = iter_prepared(spec, ref.address, inst, cfg, model)
         while chunk := list(islice(stream, cfg.chunk_size)):
-            tc = time.perf_counter()
+            tc, cc = time.perf_counter(), time.process_time()
             records = run_strategy(cfg.strategy, spec, ref.address, chunk, inst.pool, model)
             t_model += time.perf_counter() - tc
+            cpu_model += time.process_time() - cc  # every thread of this process (the cost model)
             for p, rec in zip(chunk, records, strict=True):
                 writer.write(rec)
                 scores.add(rec, ranks[p.position])
@@ -155,4 +156,4 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     )
     t3 = time.perf_counter()
     return TaskOutcome(result, {"prepare_s": t1 - t0 + (t2 - t1 - t_model), "model_s": t_model,
-                                "score_write_s": t3 - t2})
+                                "model_cpu_s": cpu_model, "score_write_s": t3 - t2})

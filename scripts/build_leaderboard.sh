@@ -4,7 +4,7 @@
 # ID and OOD accuracy within +-10 points at 95%, >= 30 items per bucket), then
 # `harness leaderboard build`, then the manifest marks the board current.
 #
-#   bash scripts/build_leaderboard.sh                      # full regeneration (~27 h here, see leaderboards/README.md)
+#   bash scripts/build_leaderboard.sh                      # full regeneration (`harness leaderboard plan` says how long)
 #   bash scripts/build_leaderboard.sh --reuse              # keep finished runs, only run what is missing
 #   bash scripts/build_leaderboard.sh --limit 3 --models "hf:smollm2-135m" --name try --runs /tmp/try
 #
@@ -12,6 +12,8 @@
 # board then states its shortfall), --target H and --min-per-bucket M (the plan's target),
 # --seed S (default 0), --name NAME (folder under leaderboards/, default offline-small), --models
 # "M1 M2", --suites "S1 S2", --runs DIR (default runs/leaderboard), --reuse, --no-build.
+# Each eval runs on one thread (THREADS=1; OMP_NUM_THREADS), and the CPU seconds it measured per
+# task go into harness/leaderboard/costs.json, the table `harness leaderboard plan` estimates from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIMIT=
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 H=.venv/bin/harness
+export OMP_NUM_THREADS=${THREADS:-1}
 # data-backed tasks (SCAN, PCFG SET, MATH, multi-prompt paraphrases) read the local mirror
 export GENHARNESS_DATA=${GENHARNESS_DATA:-$(cd .. && pwd)/shared/data}
 [ -d "$GENHARNESS_DATA" ] || { echo "build_leaderboard.sh: GENHARNESS_DATA=$GENHARNESS_DATA is not a folder" >&2; exit 2; }
@@ -76,6 +79,7 @@ for model in $MODELS; do
       --seed "$SEED" --output-dir "$out" > "$out.log" 2>&1 || {
         echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
     echo "   done in $(( $(date +%s) - t0 )) s"
+    [ -n "$LIMIT" ] || "$H" leaderboard costs "$out" --out harness/leaderboard/costs.json
   done <<< "$GROUPS_TXT"
 done
 # paired comparisons of the first two models, one per group (published as pages)

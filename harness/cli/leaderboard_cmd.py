@@ -100,15 +100,15 @@ def plan_command(
     groups_only: Annotated[bool, typer.Option(
         "--groups", help="Print only 'LIMIT TASK,TASK,...' lines (LIMIT 'all': every item), "
                          "one harness eval each.")] = False,
+    models: Annotated[str, typer.Option(help="Models to estimate, comma-separated (default: "
+                                             "every model in the cost table).")] = "",
+    costs: Annotated[Path | None, typer.Option(
+        help="Cost table (default: the measured one shipped with the harness; make your own "
+             "with 'harness leaderboard costs').")] = None,
 ) -> None:
-    """Items per bucket each task needs for the stated precision, and the estimated time."""
-    from harness.leaderboard.plan import (
-        SECONDS_PER_PROMPT,
-        estimate_seconds,
-        groups,
-        per_bucket,
-        plan_tasks,
-    )
+    """Items per bucket each task needs for the stated precision, and its measured cost."""
+    from harness.leaderboard.costs import core_hours, estimate, read_table
+    from harness.leaderboard.plan import groups, per_bucket, plan_tasks
     from harness.progress import duration
 
     if not 0 < target < 0.5 or min_per_bucket < 1:
@@ -118,20 +118,53 @@ def plan_command(
         for limit, names in groups(plans):
             typer.echo(f"{limit if limit is not None else 'all'} {','.join(names)}")
         return
+    table = read_table(costs)
+    names = [m for m in models.split(",") if m] or list(table.models)
+    planned = [(p.task, p.prompts) for p in plans]
+    est = {m: estimate(table, m, planned) for m in names}
     typer.echo(f"target: pooled ID and OOD within +-{100 * target:g} pts (95%), >= "
                f"{min_per_bucket} per bucket: {per_bucket(1, 1, target, min_per_bucket)} items "
                "per role at least")
+    if names:
+        typer.echo("CPU time per model (measured at plan size, see --costs): "
+                   + ", ".join(f"[{i + 1}] {m}" for i, m in enumerate(names)))
     for p in plans:
         lim = "all" if p.limit is None else str(p.limit)
+        cost = "".join(f"  [{i + 1}] " + (duration(est[m][0][p.task]) if p.task in est[m][0]
+                                          else "not measured")
+                       for i, m in enumerate(names))
         typer.echo(f"{p.task:40} limit {lim:>4}  n_ID {p.n_id:>4}  n_OOD {p.n_ood:>4}  "
-                   f"+-{100 * max(p.half_id, p.half_ood):.1f} pts  {p.prompts:>5} prompts"
+                   f"+-{100 * max(p.half_id, p.half_ood):.1f} pts  {p.prompts:>5} prompts{cost}"
                    + (f"  SHORT: {p.short}" if p.short else ""))
     typer.echo(f"{sum(p.prompts for p in plans)} prompts per model")
-    for model in SECONDS_PER_PROMPT:
-        est = estimate_seconds(plans, model)
-        if est is not None:
-            typer.echo(f"estimated time for {model} on the project's 2-core CPU: "
-                       f"{duration(est)}")
+    for m in names:
+        secs, missing = est[m]
+        total = sum(secs.values())
+        more = (f" at least ({len(missing)} of {len(plans)} tasks not measured)" if missing
+                else "")
+        typer.echo(f"{m}: {core_hours(total)}{more}, one process on one core")
+
+
+@app.command("costs")
+def costs_command(
+    runs: Annotated[list[Path], typer.Argument(help="Finished run folders (or results.json) "
+                                                    "to take CPU times from.")],
+    out: Annotated[Path | None, typer.Option(
+        help="Cost table to add them to (created if absent); default: print the table.")] = None,
+) -> None:
+    """Add the measured CPU time per task of finished runs to a cost table (for plan)."""
+    from harness.leaderboard.costs import CostTable, add_runs, read_table, write_table
+
+    base = read_table(out) if out is not None and out.exists() else CostTable()
+    table, notes = add_runs(base, runs)
+    for n in notes:
+        typer.echo(f"skipped {n}", err=True)
+    if out is None:
+        typer.echo(table.model_dump_json(indent=1))
+    else:
+        write_table(table, out)
+        count = sum(len(t) for t in table.models.values())
+        typer.echo(f"{out}: {count} task costs over {len(table.models)} models")
 
 
 @app.command("check")

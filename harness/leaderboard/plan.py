@@ -25,19 +25,6 @@ from harness.leaderboard.scores import items_for, worst_half_width
 TARGET = 0.10  # default target: pooled ID and OOD accuracy within ±10 points (95%)
 MIN_PER_BUCKET = 30  # default floor on items per bucket
 
-#: measured seconds per prompt on the project's shared 2-core CPU, per model and suite: the wall
-#: times of the 2-per-bucket board in leaderboards/README.md over its prompts (156 lengthgen, 50
-#: compgen, 92 easy2hard, 166 instructdiv); SmolLM2 lengthgen from its cold --limit 5 run (2478 s
-#: for 390 prompts) and compgen partly answered from the cache (a low estimate). Used only for
-#: the printed estimate, which is rough (other jobs shared the machine).
-SECONDS_PER_PROMPT = {
-    "hf:smollm2-135m": {"lengthgen": 6.35, "compgen": 2.9, "easy2hard": 7.52,
-                        "instructdiv": 0.084},
-    "hf:gemma3-270m": {"lengthgen": 3.75, "compgen": 13.4, "easy2hard": 16.1,
-                       "instructdiv": 0.41},
-}
-
-
 @dataclass(frozen=True)
 class TaskPlan:
     """The planned run size of one task."""
@@ -112,16 +99,3 @@ def groups(plans: Sequence[TaskPlan]) -> list[tuple[int | None, list[str]]]:
     for p in plans:
         by.setdefault(p.limit, []).append(p.task)
     return sorted(by.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
-
-
-def estimate_seconds(plans: Sequence[TaskPlan], model: str) -> float | None:
-    """Estimated wall time of one model over the plans on the project's CPU (None: a model or
-    suite with no measured rate)."""
-    rates = SECONDS_PER_PROMPT.get(model, {})
-    total = 0.0
-    for p in plans:
-        rate = rates.get(p.task.split("/", 1)[0])
-        if rate is None:
-            return None
-        total += rate * p.prompts
-    return total

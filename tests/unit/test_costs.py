@@ -1,0 +1,75 @@
+"""The cost table behind ``harness leaderboard plan`` (issue 25): CPU seconds per task measured by
+a real run at its own size, never from a run answered from the cache, scaled by prompts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli.main import app
+from harness.config import RunConfig
+from harness.errors import HarnessError
+from harness.evaluate import evaluate
+from harness.leaderboard.costs import CostTable, TaskCost, add_runs, estimate, measured, read_table
+from harness.models import backends
+from harness.testing import scripted_backend
+
+TASK = "lengthgen/copy"
+
+
+def _run(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setitem(backends.BACKENDS.items, "scripted", scripted_backend)
+    cfg = RunConfig(model="scripted:abc", tasks=[TASK], limit_per_bucket=3, seed=0,
+                    cache_dir=tmp_path / "cache", output_dir=tmp_path / name)
+    evaluate(cfg)
+    return tmp_path / name
+
+
+def test_a_fresh_run_is_measured_and_a_cached_one_is_not(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _run(tmp_path, "first", monkeypatch)
+    spec, costs, skipped = measured(first)
+    res = json.loads((first / "results.json").read_text())
+    samples = (first / res["tasks"][0]["samples_file"]).read_text().splitlines()
+    assert spec == "scripted:abc" and skipped == [] and list(costs) == [TASK]
+    cost = costs[TASK]
+    assert cost.prompts == len(samples) > 0 and cost.limit == 3
+    assert cost.cpu_s >= 0 and cost.load_avg is not None and cost.engine.startswith("scripted")
+    again = _run(tmp_path, "again", monkeypatch)  # every response comes from the cache now
+    _, costs2, skipped2 = measured(again)
+    assert costs2 == {} and skipped2 == [f"{TASK}: {len(samples)} responses came from the cache"]
+    table, notes = add_runs(CostTable(), [first, again])
+    assert table.models["scripted:abc"][TASK] == cost and len(notes) == 1
+
+
+def test_estimates_scale_by_prompts_and_name_what_is_missing() -> None:
+    cost = TaskCost(limit=10, prompts=40, cpu_s=100.0, wall_s=120.0, load_avg=0.5, engine="hf")
+    table = CostTable(models={"hf:m": {"a/x": cost}})
+    est, missing = estimate(table, "hf:m", [("a/x", 80), ("a/y", 10)])
+    assert est == {"a/x": 200.0} and missing == ["a/y"]
+    assert estimate(table, "hf:other", [("a/x", 80)]) == ({}, ["a/x"])
+
+
+def test_plan_prints_the_measured_cost_per_task(tmp_path: Path) -> None:
+    table = tmp_path / "costs.json"
+    cost = TaskCost(limit=31, prompts=186, cpu_s=3600.0, wall_s=3700.0, load_avg=1.0, engine="hf")
+    table.write_text(CostTable(models={"hf:m": {TASK: cost}}).model_dump_json())
+    out = CliRunner().invoke(app, ["leaderboard", "plan", "--tasks", f"{TASK},lengthgen/sort",
+                                   "--costs", str(table)])
+    assert out.exit_code == 0, out.output
+    lines = {ln.split()[0]: ln for ln in out.output.splitlines() if ln.startswith("lengthgen/")}
+    assert "[1] 1 h" in lines[TASK] and "[1] not measured" in lines["lengthgen/sort"]
+    assert "hf:m: 1.0 core-h at least (1 of 2 tasks not measured)" in out.output
+
+
+def test_a_bad_cost_table_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "costs.json"
+    bad.write_text('{"models": {"m": {"t": {"cpu_s": "lots"}}}}')
+    with pytest.raises(HarnessError) as e:
+        read_table(bad)
+    assert str(e.value) == f"{bad}: not a cost table: models.m.t.limit: Field required"
+    with pytest.raises(HarnessError, match="no such cost table"):
+        read_table(tmp_path / "absent.json")
