@@ -90,6 +90,14 @@ def eval_command(
         bool, typer.Option(help="Replace another run's results in --output-dir (a rerun of the "
                                 "same options resumes without it).")
     ] = False,
+    target_ci: Annotated[  # noqa: UP007
+        float | None, typer.Option(
+            help="Add items per bucket in rounds (doubling from --first-round, at most "
+                 "--limit-per-bucket, default 1000) until pooled ID and OOD accuracy of every "
+                 "task are within +- this (e.g. 0.05); see docs/statistics.md.")
+    ] = None,
+    first_round: Annotated[int, typer.Option(help="Items per bucket in the first round of "
+                                                  "--target-ci.")] = 10,
     restrict_paths: Annotated[
         bool, typer.Option("--restrict-paths", help="Task files may read local files "
                            "(include:, source.path) only inside their own folder and "
@@ -103,6 +111,7 @@ def eval_command(
     from harness.config import RunConfig
     from harness.evaluate import evaluate
     from harness.models.backends import parse_model_args
+    from harness.results import Results
     from harness.strategies import check_strategy
 
     if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):
@@ -130,9 +139,20 @@ def eval_command(
     )
     from harness.progress import RichReporter
 
-    results = evaluate(cfg, on_progress=lambda msg: typer.echo(msg, err=True),
-                       reporter=RichReporter(), overwrite=overwrite,
-                       on_failure=lambda line: typer.echo(f"error: {line}", err=True))
+    def one(c: RunConfig, replace: bool) -> Results:
+        return evaluate(c, on_progress=lambda msg: typer.echo(msg, err=True),
+                        reporter=RichReporter(), overwrite=replace,
+                        on_failure=lambda line: typer.echo(f"error: {line}", err=True))
+
+    if target_ci is None:
+        results = one(cfg, overwrite)
+    else:
+        from harness.precision_rounds import run_rounds
+
+        results, _ = run_rounds(
+            cfg, target_ci, first_round, one, overwrite,
+            lambda r: typer.echo(f"round at {r.limit} per bucket: {r.samples} samples, widest "
+                                 f"+-{100 * r.reach:.1f} pts ({r.widest})", err=True))
     print_results(results)
     if results.cache:
         typer.echo(f"response cache: {results.cache.hits} answered from {results.cache.path}, "
