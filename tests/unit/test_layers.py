@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("strategies", ["harness.strategies.*"]),
     ("run", ["harness.config", "harness.rundir", "harness.results", "harness.runner",
              "harness.isolation", "harness.progress", "harness.evaluate", "harness.rescore",
+             "harness.precision_rounds",
              "harness.data.*"]),
     ("leaderboard", ["harness.leaderboard.*"]),
     ("tools", ["harness.testing", "harness.fuzzing"]),
