@@ -5,8 +5,6 @@ significance marks, pairwise tests per task, model families, staleness and preci
 
 from __future__ import annotations
 
-import math
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ from harness.leaderboard.collect import (
     suite_sort_key,
     task_sort_key,
 )
+from harness.leaderboard.families import families
 from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
 from harness.leaderboard.provenance import family_of, public_id
 from harness.leaderboard.registered import board_value, macro_mean, values_by_name
@@ -35,7 +34,6 @@ from harness.leaderboard.schema import (
     LEADERBOARD_SCHEMA_VERSION,
     BucketInfo,
     Entry,
-    FamilyRow,
     Leaderboard,
     ModelCard,
     PairTest,
@@ -286,7 +284,7 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
                             tasks_meeting=n_rows - len(short), task_rows=n_rows, short=short),
         stale_tasks=[n for n in all_tasks if n in stale],
         suites=sorted({suite_of(n) for n in all_tasks}, key=suite_sort_key),
-        entries=entries, families=_families(entries, rows), tasks=tasks, sources=sources(c),
+        entries=entries, families=families(entries, rows), tasks=tasks, sources=sources(c),
         conflicts=c.conflicts)
     return board, viewer
 
@@ -324,39 +322,6 @@ def _task_board(name: str, rows: list[TaskRow], pairs: list[PairTest], c: Collec
         card=card if isinstance(card, dict) else None, difficulty_name=first.difficulty_name,
         templates=tpls, fewshot=fewshot, metric=metric, example_prompt=example,
         buckets=[buckets[k] for k in sorted(buckets)], rows=rows, pairs=pairs, stale=stale)
-
-
-def _families(entries: Sequence[Entry], rows: Mapping[str, Mapping[str, TaskRow]]
-              ) -> list[FamilyRow]:
-    by: dict[str, list[Entry]] = {}
-    for e in entries:
-        if e.family is not None:
-            by.setdefault(f"{e.card.backend}:{e.family}", []).append(e)
-    out = []
-    for fam, members in sorted(by.items()):
-        if len(members) < 2:
-            continue
-        common = sorted(set.intersection(*(set(rows[m.id]) for m in members)), key=task_sort_key)
-        overall = []
-        for m in members:
-            acc = {n: a for n in common if (a := rows[m.id][n].accuracy) is not None}
-            overall.append(macro_scores(acc, {n: suite_of(n) for n in acc})[1])
-        out.append(FamilyRow(family=fam, members=[m.id for m in members], tasks=common,
-                             **_spread("overall", overall),
-                             task_stats={n: list(_spread("", [rows[m.id][n].accuracy
-                                                                for m in members]).values())
-                                         for n in common}))
-    return out
-
-
-def _spread(prefix: str, xs: Sequence[float | None]) -> dict[str, float | None]:
-    vals = [x for x in xs if x is not None]
-    keys = [f"{prefix}_{k}" if prefix else k for k in ("mean", "sd", "min", "max")]
-    if not vals:
-        return dict.fromkeys(keys)
-    sd = statistics.stdev(vals) if len(vals) > 1 else None
-    return dict(zip(keys, [_r(math.fsum(vals) / len(vals)), _r(sd), _r(min(vals)),
-                           _r(max(vals))], strict=True))
 
 
 @dataclass

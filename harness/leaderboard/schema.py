@@ -85,6 +85,18 @@ class Entry(_Model):
     card: ModelCard  # model card
 
 
+class SeedSuccess(_Model):
+    """How many members of a family generalize on one task (Madsen & Johansen's success rate):
+    a member succeeds when its pooled OOD accuracy is at least ``threshold``."""
+
+    threshold: float  # pooled OOD accuracy a member needs (0.9)
+    succeeded: int  # members that reach it
+    members: int  # members with OOD items on the task
+    rate: float  # succeeded / members
+    ci_low: float  # Wilson 95% lower bound of the rate (members as the trials)
+    ci_high: float  # Wilson 95% upper bound
+
+
 class FamilyRow(_Model):
     """Entries of one model family (e.g. training seeds): spread of their scores."""
 
@@ -96,6 +108,7 @@ class FamilyRow(_Model):
     overall_min: float | None  # lowest member overall score
     overall_max: float | None  # highest member overall score
     task_stats: dict[str, list[float | None]]  # task → [mean, sd, min, max] of member accuracy
+    success: dict[str, SeedSuccess] = {}  # task with OOD buckets → members that generalize
 
 
 class BucketInfo(_Model):

@@ -209,7 +209,10 @@ def markdown(board: Leaderboard) -> str:
         lines += [md_text(f"- {f.family}: {len(f.members)} members, overall "
                           f"{pct(f.overall_mean)} ± {pct(f.overall_sd)} (min–max "
                           f"{pct(f.overall_min)}–{pct(f.overall_max)}) over {len(f.tasks)} "
-                          "tasks") for f in board.families]
+                          "tasks" + "".join(
+                              f"; {t}: {s.succeeded} of {s.members} seeds with OOD ≥ 90% "
+                              f"({pct(s.rate)} [{pct(s.ci_low)}, {pct(s.ci_high)}])"
+                              for t, s in f.success.items())) for f in board.families]
         lines.append("")
     for suite in board.suites:
         lines += [f"## {md_text(suite)}", ""]

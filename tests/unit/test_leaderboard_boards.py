@@ -22,6 +22,7 @@ from harness.leaderboard.check import (  # noqa: E402
     stale_tasks,
 )
 from harness.leaderboard.scores import holm, items_for, worst_half_width  # noqa: E402
+from harness.scoring.stats import wilson_interval  # noqa: E402
 from harness.scoring.gaps import GapReport  # noqa: E402
 from tests.unit.test_leaderboard_fixtures import (  # noqa: E402
     TaskSpecLite,
@@ -146,3 +147,21 @@ def test_task_page_describes_what_the_runs_ran() -> None:
     tpls, words, _ = _describe(spec, {"long", "plain"}, {None})  # the task's own k
     assert [t.id for t in tpls] == ["long", "plain"] and words == "k = 3, drawn per item"
     assert _describe(spec, {"long"}, {None, 1})[1] == "k = 1 / 3 (--num-fewshot)"
+
+
+def test_a_family_of_seeds_shows_its_success_rate(tmp_path: Path) -> None:
+    # seeds of one model: OOD 10/10, 9/10 (exactly 90%: a success), 8/10, 0/10
+    runs = [write_run(tmp_path / f"m-s{i}", make_results(f"m-s{i}", [TaskSpecLite(
+                TASK, [("1", "ID", 10, 10), ("2", "OOD", 10, ood)])], seed=i))
+            for i, ood in enumerate([10, 9, 8, 0])]
+    out = tmp_path / "board"
+    build(runs, out)
+    [fam] = json.loads((out / "leaderboard.json").read_text())["families"]
+    s = fam["success"][TASK]
+    lo, hi = wilson_interval(2, 4)
+    assert (s["succeeded"], s["members"], s["rate"], s["threshold"]) == (2, 4, 0.5, 0.9)
+    assert (s["ci_low"], s["ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
+    assert fam["task_stats"][TASK][0] == pytest.approx((20 + 19 + 18 + 10) / 80)
+    shown = f"{TASK}: 2 of 4, 50.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    assert shown in (out / "index.html").read_text()
+    assert f"{TASK}: 2 of 4 seeds with OOD ≥ 90%" in (out / "leaderboard.md").read_text()
