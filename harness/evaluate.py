@@ -82,7 +82,8 @@ class _Progress:
 def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
                progress: _Progress, timings: dict[str, float],
                on_progress: Callable[[str], None] | None,
-               on_failure: Callable[[str], None] | None, stats: CacheStats | None = None) -> None:
+               on_failure: Callable[[str], None] | None, stats: CacheStats | None = None,
+               on_task: Callable[[TaskResult], None] | None = None) -> None:
     guarded = GuardedLM(model)
     for ref, spec in specs:
         hits = stats.hits if stats else 0
@@ -106,6 +107,8 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
                 progress.clock.task_failed(ref.address)
         else:
             progress.finished.append(outcome.result)
+            if on_task:  # e.g. its table, printed while the next task runs
+                on_task(outcome.result)
             if progress.clock and on_progress:
                 on_progress(progress.clock.task_done(ref.address))
             for k, v in outcome.timings.items():
@@ -123,12 +126,14 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
 def evaluate(cfg: RunConfig, model: LM | None = None,
              on_progress: Callable[[str], None] | None = None,
              index: TaskIndex | None = None, reporter: Reporter | None = None, *,
-             overwrite: bool = False, on_failure: Callable[[str], None] | None = None) -> Results:
+             overwrite: bool = False, on_failure: Callable[[str], None] | None = None,
+             on_task: Callable[[TaskResult], None] | None = None) -> Results:
     """Run ``cfg`` end to end; ``model`` overrides loading ``cfg.model`` (tests, plugins);
     ``index`` overrides the task index built from ``cfg.include_paths`` and installed plugins;
     ``reporter`` receives live progress of model calls; ``overwrite`` lets the run replace
     another run's results in ``cfg.output_dir``; ``on_failure`` gets the one-line report of
-    each task that fails (``Results.failed`` lists them)."""
+    each task that fails (``Results.failed`` lists them), ``on_task`` each finished task's
+    results entry as soon as it is finished."""
     t_start = time.perf_counter()
     index = index if index is not None else TaskIndex.build(cfg.include_paths)
     refs = index.resolve(cfg.tasks)
@@ -139,7 +144,8 @@ def evaluate(cfg: RunConfig, model: LM | None = None,
     lock = claim(cfg, files, overwrite)  # before the model loads: a bad folder costs nothing
     progress = _Progress(total=len(specs))
     try:
-        return _evaluate(cfg, model, specs, progress, t_start, on_progress, reporter, on_failure)
+        return _evaluate(cfg, model, specs, progress, t_start, on_progress, reporter, on_failure,
+                         on_task)
     except KeyboardInterrupt:
         abandon(cfg.output_dir)
         raise progress.interrupted(cfg) from None
@@ -152,7 +158,8 @@ def evaluate(cfg: RunConfig, model: LM | None = None,
 
 def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskSpec]],
               progress: _Progress, t_start: float, on_progress: Callable[[str], None] | None,
-              reporter: Reporter | None, on_failure: Callable[[str], None] | None) -> Results:
+              reporter: Reporter | None, on_failure: Callable[[str], None] | None,
+              on_task: Callable[[TaskResult], None] | None) -> Results:
     t_load = time.perf_counter()
     owned = model is None
     base = load(cfg) if model is None else model
@@ -173,7 +180,7 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
             progress.clock = RunClock.plan(specs, cfg, base)
             on_progress(progress.clock.announce())
         _run_tasks(specs, front, cfg, progress, timings, on_progress, on_failure,
-                   cached.stats if cached else None)
+                   cached.stats if cached else None, on_task)
     finally:
         if cached:
             cached.cache.close()

@@ -111,7 +111,7 @@ def eval_command(
     from harness.config import RunConfig
     from harness.evaluate import evaluate
     from harness.models.backends import parse_model_args
-    from harness.results import Results
+    from harness.results import Results, TaskResult
     from harness.strategies import check_strategy
 
     if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):
@@ -137,15 +137,29 @@ def eval_command(
         strategy=strategy, use_cache=cache, cache_dir=cache_dir, data_parallel=data_parallel,
         chunk_size=chunk_size,
     )
+    from rich.console import Console
+
+    from harness.cli.run_tables import print_footer, print_header, print_task
     from harness.progress import RichReporter
 
-    def one(c: RunConfig, replace: bool) -> Results:
+    console = Console()
+    shown: list[str] = []
+
+    def table(task: TaskResult) -> None:  # the header goes above the first table
+        if not shown:
+            print_header(model, seed, console)
+        shown.append(task.task)
+        print_task(task, console)
+
+    def one(c: RunConfig, replace: bool, tables: bool = False) -> Results:
         return evaluate(c, on_progress=lambda msg: typer.echo(msg, err=True),
                         reporter=RichReporter(), overwrite=replace,
-                        on_failure=lambda line: typer.echo(f"error: {line}", err=True))
+                        on_failure=lambda line: typer.echo(f"error: {line}", err=True),
+                        on_task=table if tables else None)
 
-    if target_ci is None:
-        results = one(cfg, overwrite)
+    if target_ci is None:  # each task's table as soon as it is done (the first look is quick)
+        results = one(cfg, overwrite, tables=True)
+        print_footer(results, console)
     else:
         from harness.precision_rounds import run_rounds
 
@@ -153,7 +167,7 @@ def eval_command(
             cfg, target_ci, first_round, one, overwrite,
             lambda r: typer.echo(f"round at {r.limit} per bucket: {r.samples} samples, widest "
                                  f"+-{100 * r.reach:.1f} pts ({r.widest})", err=True))
-    print_results(results)
+        print_results(results, console)
     if results.cache:
         typer.echo(f"response cache: {results.cache.hits} answered from {results.cache.path}, "
                    f"{results.cache.misses} sent to the model", err=True)

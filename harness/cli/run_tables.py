@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
-from harness.results import Results
+from harness.results import Results, TaskResult
 from harness.scoring.gaps import GapReport, value_and_ci
 from harness.scoring.report import TemplateReport
 
@@ -92,21 +92,35 @@ def bucket_table(difficulty_name: str, tr: TemplateReport) -> Table:
     return table
 
 
-def print_results(results: Results, console: Console | None = None) -> None:
-    """Print every task's bucket table and gap lines; the title of each table is a line of
-    its own (a table title wraps at the table's width)."""
-    console = console or Console()
-    console.print(escape(f"model: {results.model.backend}:{results.model.name}  "
-                         f"seed: {results.run.seed}"))
-    for task in results.tasks:
-        for tr in task.templates:
-            console.print(Text(table_title(task.task, tr.template, tr.condition), style="italic"))
-            console.print(bucket_table(task.difficulty_name, tr))
-            for line in gap_lines(tr.gaps):
-                console.print("  " + escape(line))
-        for a in task.analyses:
-            console.print("  " + escape(analysis_line(a)))
+def print_task(task: TaskResult, console: Console) -> None:
+    """One task's bucket tables (one per template and condition), gap and analysis lines."""
+    for tr in task.templates:
+        console.print(Text(table_title(task.task, tr.template, tr.condition), style="italic"))
+        console.print(bucket_table(task.difficulty_name, tr))
+        for line in gap_lines(tr.gaps):
+            console.print("  " + escape(line))
+    for a in task.analyses:
+        console.print("  " + escape(analysis_line(a)))
+
+
+def print_header(model: str, seed: int, console: Console) -> None:
+    """The line above the tables."""
+    console.print(escape(f"model: {model}  seed: {seed}"))
+
+
+def print_footer(results: Results, console: Console) -> None:
+    """The line below the tables (the limit reminder of a first look)."""
     limit = results.run.limit_per_bucket
     if limit is not None and results.tasks:
         console.print(escape(f"at most {limit} items per bucket, a first look: drop "
                              "--limit-per-bucket for all items"), style="dim")
+
+
+def print_results(results: Results, console: Console | None = None) -> None:
+    """Print every task's bucket table and gap lines; the title of each table is a line of
+    its own (a table title wraps at the table's width)."""
+    console = console or Console()
+    print_header(f"{results.model.backend}:{results.model.name}", results.run.seed, console)
+    for task in results.tasks:
+        print_task(task, console)
+    print_footer(results, console)
