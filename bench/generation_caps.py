@@ -32,7 +32,7 @@ def repetition_cut(text: str, min_block: int) -> int | None:
     """The shortest prefix length at which ``text`` ends with one block (at least ``min_block``
     characters) three times in a row, as a decoder checking after every character would stop;
     None when it never does."""
-    pat = re.compile(r"(.{%d,}?)\1\1" % min_block, re.DOTALL)
+    pat = re.compile(r"(.{" + str(min_block) + r",}?)\1\1", re.DOTALL)
     rev = text[::-1]  # a triple ending at ``end`` is a triple starting at ``len - end`` here
     for end in range(3 * min_block, len(text) + 1):
         if pat.match(rev, len(text) - end):
@@ -103,10 +103,12 @@ def main() -> None:
         if spec not in tokenizers:
             tokenizers[spec] = load(RunConfig(model=spec, tasks=["x"], output_dir=Path("x")))
         rows = analyse(run, tokenizers[spec].count_tokens, args.min_block)
-        key = str(run.resolve().relative_to(ROOT)) if run.resolve().is_relative_to(ROOT) else run.name
+        full = run.resolve()
+        key = str(full.relative_to(ROOT)) if full.is_relative_to(ROOT) else run.name
         out["runs"][key] = {"model": spec, "tasks": rows}
-        print(f"\n{key} ({spec})")
-        print_table(rows)
+        heads = list(rows[0]) if rows else ["task"]
+        print_table(f"{key} ({spec}), repetition block >= {args.min_block} chars", heads,
+                    [list(r.values()) for r in rows])
     write_result("generation_caps", out)
 
 
