@@ -6,9 +6,13 @@
 A variant whose ID accuracy (all ID items) is under 90% for a seed is marked: that seed has not
 learned the task, and its OOD numbers say nothing about generalization. Each variant's heading
 line gives its success rate over seeds (a seed succeeds when its all-OOD accuracy is at least
-90%; Madsen & Johansen's measure) with a 95% Wilson interval. After each variant's table, one
-line per seed: ID and OOD accuracy, the ID−OOD gap with its bootstrap CI, the
-extrapolation horizon (from the run's ``gaps``), and each bucket's accuracy with its 95% Wilson CI.
+90%; Madsen & Johansen's measure) with a 95% Wilson interval, and its edge success rate (the
+first OOD bucket, just past the training edge, at least 90%). Then the paper contrasts
+(``CONTRASTS``): the difference of two families' success rates over seeds with Newcombe's
+interval (MOVER on exact limits, seeds as the trials), and whether it reproduces the
+prediction. After each variant's table, one line per seed: ID and OOD accuracy, the ID−OOD gap
+with its interval from results.json, the extrapolation horizon (from the run's ``gaps``), and
+each bucket's accuracy with its 95% Wilson CI.
 """
 
 from __future__ import annotations
@@ -19,9 +23,20 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from harness.scoring.intervals import Proportion, diff_interval
 from harness.scoring.stats import wilson_interval
 
 SUCCESS = 0.9  # a seed succeeds when its all-OOD accuracy reaches this
+
+#: (claim, paper, task, family predicted to succeed, task, family predicted not to, which OOD)
+CONTRASTS = [
+    ("an LSTM extends parity, a transformer does not", "Delétang et al. 2023",
+     "reference_parity", "lstm", "reference_parity", "rope", "all OOD"),
+    ("copying distinct letters extends past the edge, copying with repeats does not",
+     "Zhou et al. 2023", "reference_copy_unique", "rope", "reference_copy_repeat", "rope", "edge"),
+    ("index hints make reversed addition extend past the edge", "Zhou et al. 2023",
+     "reference_addition_hints", "rope", "reference_addition_reversed", "rope", "edge"),
+]
 
 
 def bucket_acc(results: Path) -> tuple[dict[str, float], dict[str, str], float]:
@@ -64,6 +79,42 @@ def success_line(ood: list[float]) -> str:
             f"{100 * k / n:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]")
 
 
+def edge(acc: dict[str, float], roles: dict[str, str]) -> float:
+    """Accuracy in the first OOD bucket (just past the training edge)."""
+    first = min((k for k in acc if not k.startswith("all ") and roles[k] == "OOD"), key=float)
+    return acc[first]
+
+
+def contrast_lines(runs: dict[tuple[str, str], list[tuple[int, dict[str, float], float]]],
+                   roles: dict[str, dict[str, str]]) -> list[str]:
+    """One markdown row per contrast whose two families have runs."""
+    out = ["| claim (paper) | OOD measure | predicted to extend: seeds ≥ 90% | predicted not to "
+           "| difference [95% CI] | verdict |", "|---|---|---|---|---|---|"]
+    for claim, paper, ta, fa, tb, fb, which in CONTRASTS:
+        if (ta, fa) not in runs or (tb, fb) not in runs:
+            continue
+        k = []
+        for task, fam in ((ta, fa), (tb, fb)):
+            seeds = runs[(task, fam)]
+            vals = [acc["all OOD"] if which == "all OOD" else edge(acc, roles[task])
+                    for _, acc, _ in seeds]
+            k.append((sum(v >= SUCCESS for v in vals), len(vals)))
+        (ka, na), (kb, nb) = k
+        pa = Proportion(ka / na, na, float(na))
+        pb = Proportion(kb / nb, nb, float(nb))
+        lo, hi = diff_interval(pa, pb)
+        verdict = ("reproduced" if lo > 0 else "opposite" if hi < 0 else
+                   "not reproduced (interval includes 0)")
+        out.append(f"| {claim} ({paper}) | {which} | {task_label(ta, fa)}: {ka} of {na} | "
+                   f"{task_label(tb, fb)}: {kb} of {nb} | {100 * (pa.mean - pb.mean):.0f} "
+                   f"[{100 * lo:.0f}, {100 * hi:.0f}] pts | {verdict} |")
+    return out
+
+
+def task_label(task: str, fam: str) -> str:
+    return f"{task.removeprefix('reference_')} {fam}"
+
+
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "leaderboards/reference")
     runs: dict[tuple[str, str], list[tuple[int, dict[str, float], float]]] = defaultdict(list)
@@ -84,6 +135,9 @@ def main() -> None:
         print(f"\n### {task} · {variant} · seeds {sorted(s for s, _, _ in seeds)}"
               + (f" — seeds {weak} below 90% ID: not learned" if weak else ""))
         print(f"\n{success_line([acc['all OOD'] for _, acc, _ in seeds])}")
+        if any(r == "OOD" for r in roles[task].values()):
+            edge_ok = [edge(acc, roles[task]) for _, acc, _ in seeds]
+            print(f"edge {success_line(edge_ok)} (first OOD bucket)")
         print("\n| bucket | role | mean | sd | min | max |\n|---|---|---|---|---|---|")
         for lab in labels:
             xs = [100 * acc[lab] for _, acc, _ in seeds]
@@ -93,6 +147,10 @@ def main() -> None:
         print()
         for res in files[(task, variant)]:
             print(seed_line(res))
+    lines = contrast_lines(runs, roles)
+    if len(lines) > 2:
+        print("\n### Contrasts the papers predict (success rates over seeds)\n")
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":
