@@ -1,7 +1,7 @@
 """Generalization gaps between in-distribution (ID) and out-of-distribution (OOD) buckets: the
 built-in gaps, and the report of every gap a task asks for (``gaps.report``).
 
-The built-in gaps (registered with ``@gap``, see ``scoring/gap_registry``):
+The built-in gaps (registered with ``@gap``, see ``gaps/registry``):
 
 - ``id_ood``: ``acc(ID) − acc(OOD)`` with Newcombe's hybrid score interval (MOVER with Wilson
   limits) for a difference of independent proportions.
