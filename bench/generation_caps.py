@@ -42,9 +42,9 @@ def repetition_cut(text: str, min_block: int) -> int | None:
 
 def analyse(run: Path, count_tokens: Any, min_block: int) -> list[dict[str, Any]]:
     """One row per generate task of ``run``."""
-    from harness.scoring.extract import extract
-    from harness.scoring.metrics import get_metric
-    from harness.tasks.spec import TaskSpec
+    from harness.answers.extract import extract
+    from harness.answers.metrics import get_metric
+    from harness.spec.task import TaskSpec
 
     res = json.loads((run / "results.json").read_text(encoding="utf-8"))
     rows = []
@@ -93,7 +93,7 @@ def main() -> None:
     ap.add_argument("--min-block", type=int, default=16)
     args = ap.parse_args()
     from harness.config import RunConfig
-    from harness.evaluate import load
+    from harness.evaluation import load
 
     out: dict[str, Any] = {"min_block": args.min_block, "runs": {}}
     tokenizers: dict[str, Any] = {}

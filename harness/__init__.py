@@ -4,6 +4,9 @@ Public API (re-exported from private modules, each imported on first use, so tha
 leaf such as ``harness.errors`` loads nothing else)::
 
     from harness import RunConfig, evaluate, load_spec, TaskIndex, LM
+
+Code that extends the harness (plugins: generators, metrics, backends, ...) imports from
+``harness.api`` instead.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "RunConfig": "harness.config",
     "HarnessError": "harness.errors",
-    "evaluate": "harness.evaluate",
-    "LM": "harness.models.base",
-    "ChatTurn": "harness.tasks.chat",
-    "ModelIdentity": "harness.models.base",
+    "evaluate": "harness.evaluation",
+    "LM": "harness.lm",
+    "ChatTurn": "harness.spec.chat",
+    "ModelIdentity": "harness.lm",
     "GenerateRequest": "harness.requests",
     "GenerateResponse": "harness.requests",
     "LoglikelihoodRequest": "harness.requests",
@@ -29,14 +32,14 @@ _EXPORTS: dict[str, str] = {
     "load_spec": "harness.tasks.loader",
     "TaskIndex": "harness.tasks.index",
     "TaskRef": "harness.tasks.index",
-    "TaskSpec": "harness.tasks.spec",
+    "TaskSpec": "harness.spec.task",
 }
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
     from harness.errors import HarnessError
-    from harness.evaluate import evaluate
-    from harness.models.base import LM, ModelIdentity
+    from harness.evaluation import evaluate
+    from harness.lm import LM, ModelIdentity
     from harness.requests import (
         GenerateRequest,
         GenerateResponse,
@@ -44,10 +47,10 @@ if TYPE_CHECKING:
         LoglikelihoodResponse,
         RollingRequest,
     )
-    from harness.tasks.chat import ChatTurn
+    from harness.spec.chat import ChatTurn
+    from harness.spec.task import TaskSpec
     from harness.tasks.index import TaskIndex, TaskRef
     from harness.tasks.loader import load_spec
-    from harness.tasks.spec import TaskSpec
 
 
 def __getattr__(name: str) -> Any:

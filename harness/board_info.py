@@ -1,6 +1,6 @@
 """How a leaderboard shows a registered number: the one definition that analyses and gaps share.
 
-A registered analysis (``analyses/registry``) or gap (``scoring/gap_registry``) declares, with
+A registered analysis (``analyses/registry``) or gap (``gaps/registry``) declares, with
 its code, a column title, whether it is a headline column and where, the direction in which its
 values are better, and how an entry's value is made from its per-task values. The leaderboard
 reads these (``leaderboard/tables``, ``leaderboard/aggregate``) and keeps no list of its own.

@@ -145,15 +145,6 @@ def warn(message: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def try_load(plugin: Plugin) -> object | None:
-    """Like ``load``, but a failure is a one-line warning and gives None (the plugin is skipped)."""
-    try:
-        return load(plugin)
-    except PluginError:
-        warn(f"plugin {plugin.label}: {_FAILED.get(plugin, 'failed to load')}")
-        return None
-
-
 def failure(plugin: Plugin) -> str | None:
     """``Type: message`` of the plugin's failed import; None when it did not fail."""
     return _FAILED.get(plugin)
@@ -171,3 +162,16 @@ def status(plugin: Plugin) -> str:
 def loaded_distributions() -> dict[str, str]:
     """Distribution → version of every plugin imported so far in this process."""
     return {p.dist: p.version for p in sorted(_LOADED, key=lambda p: p.dist)}
+
+
+def plugin_of_module(module: str) -> Plugin | None:
+    """The installed plugin whose package holds ``module`` (None: the harness's or no plugin's):
+    a module inside the top-level package of a plugin's entry point belongs to that plugin.
+    Several entry points of one distribution share its package; the first one is returned."""
+    top = module.partition(".")[0]
+    if not top or top == "harness":
+        return None
+    for p in discover_all():
+        if p.value.partition(":")[0].strip().partition(".")[0] == top:
+            return p
+    return None

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from harness.models.base import LM, OnDone, WrapperLM
+from harness.lm import LM, OnDone, WrapperLM
 from harness.models.cache import call_inner
 from harness.requests import (
     GenerateRequest,
@@ -29,8 +29,8 @@ from harness.requests import (
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
+    from harness.spec.task import TaskSpec
     from harness.tasks.refs import TaskRef
-    from harness.tasks.spec import TaskSpec
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -131,8 +131,8 @@ def task_prompts(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM) -> int
     """The prompts the run sends for one task (templates × conditions × items), counted as the
     runner counts them, without generating items; None when the task's items cannot be read
     (the task's own run reports why)."""
+    from harness.items import build_instances, labels
     from harness.runner import conditions, pick_templates
-    from harness.tasks.instances import build_instances, labels
 
     try:
         inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,

@@ -1,11 +1,19 @@
-"""One registry pattern for everything a task file names: generators, metrics, analyses.
+"""One registry pattern for every pluggable kind: generators, metrics, extractors, analyses,
+gaps, strategies, model backends and output types.
 
-A ``Registry`` holds the items that built-in modules register with a decorator when imported
-(imported lazily, the first time a name is looked up), and falls back to the plugin entry points
-of its group: an entry point named after the item, whose module registers it on import or whose
-object is the item itself. Built-in modules given as a mapping (name → module) are imported one
-by one, only when their own name is looked up (model backends: ``hf:`` never imports vLLM); a
-name whose module needs a package that is not installed is one error line.
+A ``Registry`` gets its built-ins one of two ways, both imported only when needed:
+
+- **lazy entries**, ``name → "module:object"``: the object is imported when that name is first
+  looked up (and made an item by the registry's ``from_object``); nothing else is needed, so a
+  backend or an output type is one module plus one entry;
+- **a package** whose modules register their items with the registry's decorator
+  (``Registry.decorator``) when imported: every module of the package is imported at the first
+  lookup, so a new generator, analysis, gap or strategy is one module plus its decorator.
+
+Then come the plugin entry points of the registry's group: an entry point named after the item,
+whose module registers it on import or whose object is the item itself (made an item by
+``from_object``). A name whose built-in module needs a package that is not installed is one
+error line.
 
 A plugin entry point with a built-in's name never silently wins or loses: the built-in is used,
 and the first lookup of that name prints a warning naming both (``harness plugins list --check``
@@ -15,46 +23,90 @@ fails on it). Unknown names list the near names and point at ``harness <kind>s l
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
-from typing import Generic, TypeVar
+import pkgutil
+from collections.abc import Callable, Mapping
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from harness import plugins
 from harness.errors import HarnessError, UnknownNameError, did_you_mean
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+
+
+def resolve(ref: str) -> object:
+    """The object a ``"module:attr.attr"`` reference names (a bare ``"module"``: the module)."""
+    module, _, attr = ref.partition(":")
+    obj: object = importlib.import_module(module.strip())
+    for part in filter(None, attr.strip().split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _same_item(a: object, b: object) -> bool:
+    """Two registrations of one function (a module imported twice) are the same item."""
+    return getattr(a, "fn", a) is getattr(b, "fn", b)
 
 
 class Registry(Generic[T]):
-    """Named items of one kind, from built-in modules and one entry-point group.
+    """Named items of one kind, from built-in entries or a built-in package, and one
+    entry-point group.
 
     The ``*_error`` methods word the errors of a lookup; a registry whose messages differ (the
     model backends' name ``--model``) overrides them."""
 
-    def __init__(self, kind: str, group: str,
-                 builtin_modules: Sequence[str] | Mapping[str, str] = (),
+    def __init__(self, kind: str, group: str | None, *, entries: Mapping[str, str] | None = None,
+                 package: str | None = None,
                  from_object: Callable[[str, object], T] | None = None,
                  list_known: bool = False, plural: str | None = None) -> None:
         self.kind = kind  # what an item is called in messages, e.g. "metric"
-        self.group = group  # entry-point group plugins register under
-        by_name = isinstance(builtin_modules, Mapping)
-        # built-in name → the module registering it (imported when that name is looked up);
-        # empty when the built-in modules come as a sequence (all imported at the first lookup)
-        self.builtin_names: dict[str, str] = (
-            dict(builtin_modules) if isinstance(builtin_modules, Mapping) else {})
-        self.builtin_modules = tuple(dict.fromkeys(  # modules that register built-ins
-            self.builtin_names.values() if by_name else builtin_modules))
-        self._by_name = by_name  # built-ins imported one name at a time
+        self.group = group  # entry-point group plugins register under (None: built in only)
+        # built-in name → "module:object" (imported when that name is looked up)
+        self.builtin_names: dict[str, str] = dict(entries or {})
+        self.package = package  # every module of it registers built-ins with the decorator
         self.items: dict[str, T] = {}  # registered items by name
         self.plural = plural or f"{kind}s"  # command group listing them: harness <plural> list
         self.origins: dict[str, str] = {}  # name → "plugin:<dist>==<version>" (plugin items)
-        self._from_object = from_object  # turns a plugin's callable into an item
+        self._from_object = from_object  # turns an entry's object into an item
         self._list_known = list_known  # unknown-name errors list every known name
         self._checked: set[str] = set()  # names already checked for a shadowing plugin
+        self._package_loaded = package is None
 
-    def add(self, name: str, item: T, same: Callable[[T, T], bool] | None = None) -> None:
-        """Register *item*; a second, different item under one name is a programming error."""
+    def decorator(self, make: Callable[Concatenate[str, F, P], T]
+                  ) -> Callable[Concatenate[str, P], Callable[[F], F]]:
+        """The kind's decorator: ``@deco("name", *options)`` registers ``make(name, fn,
+        *options)`` and gives the function back unchanged."""
+
+        def register(name: str, /, *args: P.args, **kwargs: P.kwargs) -> Callable[[F], F]:
+            def deco(fn: F) -> F:
+                self.add(name, make(name, fn, *args, **kwargs))
+                return fn
+
+            return deco
+
+        return register
+
+    def item_decorator(self, make: Callable[Concatenate[str, F, P], T]
+                       ) -> Callable[Concatenate[str, P], Callable[[F], T]]:
+        """Like ``decorator``, but the decorated name becomes the registered item (analyses and
+        gaps: calling one checks its parameters as a run does)."""
+
+        def register(name: str, /, *args: P.args, **kwargs: P.kwargs) -> Callable[[F], T]:
+            def deco(fn: F) -> T:
+                item = make(name, fn, *args, **kwargs)
+                self.add(name, item)
+                return item
+
+            return deco
+
+        return register
+
+    def add(self, name: str, item: T) -> None:
+        """Register *item*; a second, different item under one name is a programming error (the
+        same function registered again, by a module imported twice, is not)."""
         old = self.items.get(name)
-        if old is not None and not (same(old, item) if same else old is item):
+        if old is not None and not _same_item(old, item):
             raise ValueError(f"{self.kind} {name!r} is already registered by "
                              f"{module_of(old) or 'another module'}")
         self.items[name] = item
@@ -71,17 +123,16 @@ class Registry(Generic[T]):
             return "builtin"
         if name in self.origins:
             return self.origins[name]
-        top = module_of(self.items[name]).partition(".")[0] if name in self.items else ""
-        for p in plugins.discover_all():  # registered by a plugin module under another name
-            if top and p.value.partition(":")[0].strip().partition(".")[0] == top:
-                return p.origin
-        return f"code:{module_of(self.items[name])}" if name in self.items else "unknown"
+        if name not in self.items:
+            return "unknown"
+        owner = plugins.plugin_of_module(module_of(self.items[name]))  # under another name
+        return owner.origin if owner is not None else f"code:{module_of(self.items[name])}"
 
     def shadowing(self, name: str) -> list[plugins.Plugin]:
         """The plugin entry points of this group named like the built-in *name* (ignored)."""
         if not self.is_builtin(name):
             return []
-        return [p for p in plugins.discover(self.group) if p.name == name]
+        return [p for p in self.entry_points() if p.name == name]
 
     def _check_shadowing(self, name: str) -> None:
         self._checked.add(name)
@@ -91,45 +142,61 @@ class Registry(Generic[T]):
                          "must rename it")
 
     def load_builtins(self) -> None:
-        """Import the built-in modules (each registers its items once)."""
-        for mod in self.builtin_modules:
-            importlib.import_module(mod)
+        """Import the built-in package's modules (each registers its items once) and every
+        lazy entry."""
+        self._load_package()
+        for name in self.builtin_names:
+            self._load_entry(name)
 
-    def _load_builtin(self, name: str) -> None:
-        """Import what may register *name*: every built-in module, or by name only its own."""
-        if not self._by_name:
-            self.load_builtins()
+    def _load_package(self) -> None:
+        if self._package_loaded or self.package is None:
             return
-        module = self.builtin_names.get(name)
-        if module is None or name in self.items:
+        pkg = importlib.import_module(self.package)
+        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+            if not info.ispkg and not info.name.startswith("_"):
+                importlib.import_module(f"{self.package}.{info.name}")
+        self._package_loaded = True
+
+    def _load_entry(self, name: str) -> None:
+        """Import the lazy entry of *name* (when it has one and is not loaded yet)."""
+        ref = self.builtin_names.get(name)
+        if ref is None or name in self.items:
             return
         try:
-            importlib.import_module(module)
+            obj = resolve(ref)
         except ImportError as e:
             raise self.missing_dependency_error(name, e) from e
-        if name not in self.items:  # pragma: no cover - a wiring mistake, not a user error
-            raise HarnessError(f"{self.kind} {name!r}: module {module} did not register it")
+        if name in self.items:  # the module registered it with the decorator on import
+            return
+        if ":" not in ref or self._from_object is None:  # pragma: no cover - a wiring mistake
+            raise HarnessError(f"{self.kind} {name!r}: {ref} did not register it")
+        self.items[name] = self._from_object(name, obj)
+
+    def entry_points(self) -> list[plugins.Plugin]:
+        """The installed entry points of this registry's group (none without a group)."""
+        return plugins.discover(self.group) if self.group else []
 
     def plugin_names(self) -> list[str]:
         """Names offered by installed plugins (listed without importing them)."""
-        return [p.name for p in plugins.discover(self.group)]
+        return [p.name for p in self.entry_points()]
 
     def names(self) -> list[str]:
-        """Every name ``get`` accepts: built-in, registered, and plugin entry points (built-ins
-        given by name are listed without importing them)."""
-        if not self._by_name:
-            self.load_builtins()
+        """Every name ``get`` accepts: built-in, registered, and plugin entry points (lazy
+        entries are listed without importing them)."""
+        self._load_package()
         return sorted(set(self.builtin_names) | set(self.items) | set(self.plugin_names()))
 
     def get(self, name: str) -> T:
         """The item called *name*; unknown names raise ``UnknownNameError`` with a hint."""
         if name in self._checked:  # the fast path: once per name and process
             return self.items[name]
-        self._load_builtin(name)
+        self._load_package()
+        self._load_entry(name)
         if name in self.items:
             self._check_shadowing(name)
             return self.items[name]
-        plugin = plugins.find(self.group, name, kind=self.kind)
+        plugin = plugins.find(self.group or "", name, kind=self.kind,
+                              candidates=self.entry_points())
         if plugin is not None:
             try:
                 obj = plugins.load(plugin)  # a module using the decorator registers on import
@@ -153,7 +220,7 @@ class Registry(Generic[T]):
                                 f" (every {self.kind}: harness {self.plural} list)")
 
     def missing_dependency_error(self, name: str, e: ImportError) -> HarnessError:
-        """The module of the built-in *name* (given by name) needs a package not installed."""
+        """The module of the built-in *name* (a lazy entry) needs a package not installed."""
         return HarnessError(f"{self.kind} {name!r} needs a package that is not installed ({e})")
 
     def plugin_error(self, name: str, plugin: plugins.Plugin,

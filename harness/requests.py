@@ -1,6 +1,6 @@
 """Typed model requests and the collator that sorts and groups them for batching.
 
-Three request kinds, one per method of the model contract (``harness.models.base.LM``):
+Three request kinds, one per method of the model contract (``harness.lm.LM``):
 ``GenerateRequest`` → ``LM.generate``, ``LoglikelihoodRequest`` → ``LM.loglikelihood``,
 ``RollingRequest`` → ``LM.loglikelihood_rolling``.
 """

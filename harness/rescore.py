@@ -27,8 +27,8 @@ from harness.errors import HarnessError, first_problem
 from harness.results import SCHEMA_VERSION, Results, write_results
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import task_reports
-from harness.tasks.buckets import Bucket
-from harness.tasks.spec import TaskSpec
+from harness.spec.buckets import Bucket
+from harness.spec.task import TaskSpec
 
 
 def _records(run_dir: Path, task: dict[str, Any]) -> list[SampleRecord]:

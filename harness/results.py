@@ -19,12 +19,13 @@ from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
 from harness.errors import HarnessError, first_problem
 from harness.filelock import os_reason
-from harness.models.base import ModelIdentity
+from harness.files import sha256_file, write_atomic
+from harness.lm import ModelIdentity
 from harness.plugins import loaded_distributions
-from harness.rundir import OutputError, open_new, write_atomic
+from harness.rundir import OutputError, open_new
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
-from harness.tasks.spec import TaskSpec
+from harness.spec.task import TaskSpec
 
 SCHEMA_VERSION = 2
 T = TypeVar("T")
@@ -207,19 +208,10 @@ class SampleWriter:
         return self._hash.hexdigest()
 
 
-def file_sha256(path: Path) -> str:
-    """sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 def check_sha256(path: Path, expected: str | None) -> None:
     """Raise ``HarnessError`` when ``path``'s bytes do not have the sha256 results.json records
     (``expected`` None: nothing recorded, nothing to check)."""
-    if expected is not None and (got := file_sha256(path)) != expected:
+    if expected is not None and (got := sha256_file(path)) != expected:
         raise HarnessError(f"{path}: sha256 {got[:12]}… differs from samples_sha256 "
                            f"{expected[:12]}… in results.json: the samples file was changed "
                            "after the run")

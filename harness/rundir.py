@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from harness.config import RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
 from harness.filelock import HolderLock, os_reason
+from harness.files import write_atomic
 
 LOCK_NAME = ".harness.lock"  # the folder's lock file (removed when the run ends)
 MANIFEST_NAME = ".harness-run.json"  # configuration of the run in progress (removed when done)
@@ -156,22 +157,6 @@ def abandon(out: Path) -> None:
     samples = out / SAMPLES_DIR
     if not (samples.is_dir() and any(p.is_file() for p in samples.rglob("*"))):
         finish(out)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``path`` through a fresh temporary file renamed over it (a link at ``path`` is
-    replaced, never followed); readers see the old file or the new one, never a mix."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def open_new(path: Path, root: Path) -> IO[bytes]:

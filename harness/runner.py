@@ -17,17 +17,17 @@ from pathlib import Path
 from harness.analyses.registry import run_analyses
 from harness.config import RunConfig
 from harness.errors import HarnessError, did_you_mean
-from harness.models.base import LM
+from harness.items import InstanceSet, build_instances, labels, select_fewshot
+from harness.lm import LM
 from harness.outputs import output_type
+from harness.outputs.prompts import build_prompt, build_turns, target_text
 from harness.results import SamplesFile, SampleWriter, TaskResult, samples_path, spec_hash
+from harness.scoring.prepared import Prepared
 from harness.scoring.report import ScoreColumns
-from harness.scoring.score import Prepared
+from harness.spec.task import FewShotCondition, TaskSpec, TemplateSpec
 from harness.strategies import run_strategy
 from harness.strategies.registry import check_strategy
 from harness.tasks.index import TaskRef
-from harness.tasks.instances import InstanceSet, build_instances, labels, select_fewshot
-from harness.tasks.prompts import build_prompt, build_turns, target_text
-from harness.tasks.spec import FewShotCondition, TaskSpec, TemplateSpec
 
 
 def pick_templates(spec: TaskSpec, wanted: list[str] | None, task: str) -> list[TemplateSpec]:

@@ -19,9 +19,10 @@ from typing import Literal
 
 from harness import plugins
 from harness.config import RunConfig
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.isolation import failure_line
-from harness.models.base import LM, ModelIdentity, OnDone
+from harness.items import build_instances
+from harness.lm import LM, ModelIdentity, OnDone
 from harness.outputs import Oracle, output_type
 from harness.requests import (
     GenerateRequest,
@@ -32,12 +33,11 @@ from harness.requests import (
 )
 from harness.results import TaskResult, read_samples
 from harness.runner import prepare
-from harness.tasks.chat import ChatTurn
+from harness.spec.chat import ChatTurn
+from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
-from harness.tasks.instances import build_instances
 from harness.tasks.providers import from_plugin
 from harness.tasks.refs import TaskRef
-from harness.tasks.spec import TaskSpec
 
 __all__ = ["ScriptedLM", "TaskCheck", "check_task_package", "oracle_model", "scripted_backend"]
 

@@ -15,6 +15,9 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the fuzzer lives in tests/
 
 
 def main() -> int:
@@ -23,7 +26,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0, help="hypothesis seed")
     ap.add_argument("--json", help="also write the counts and examples to this file")
     args = ap.parse_args()
-    from harness.fuzzing import HANG_SECONDS, Tally, run
+    from tests.fuzzing import HANG_SECONDS, Tally, run
 
     start = time.monotonic()
 

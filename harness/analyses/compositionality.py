@@ -19,7 +19,7 @@ from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.scoring.intervals import proportion
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
-from harness.tasks.buckets import Bucket
+from harness.spec.buckets import Bucket
 
 
 def gap_counts(samples: Sequence[SampleRecord], two_hop: str, subs: Sequence[str],

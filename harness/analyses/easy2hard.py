@@ -44,7 +44,7 @@ from harness.scoring.stats import (
     resampled_means,
     resampled_sums,
 )
-from harness.tasks.buckets import Bucket, format_value
+from harness.spec.buckets import Bucket, format_value
 
 Floats = npt.NDArray[np.float64]
 

@@ -25,7 +25,7 @@ from harness.analyses.registry import AnalysisParams, AnalysisResult, analysis
 from harness.scoring.aggregates import leading_run_end
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10, wilson_interval
-from harness.tasks.buckets import Bucket, format_value
+from harness.spec.buckets import Bucket, format_value
 
 RULER_THRESHOLD = 0.856  # Llama-2-7B at 4K tokens (Hsieh et al. 2024)
 

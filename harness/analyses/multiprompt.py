@@ -41,7 +41,7 @@ from harness.errors import HarnessError
 from harness.scoring.intervals import clustered_proportion, paired_diff_interval, proportion
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import percentile_ci, r10, resample_rows
-from harness.tasks.buckets import Bucket
+from harness.spec.buckets import Bucket
 
 LEVEL = 0.95
 

@@ -20,13 +20,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness import plugins
-from harness.board_info import Better, BoardAggregate, BoardInfo
+from harness.board_info import BoardInfo
 from harness.errors import HarnessError
 from harness.registry import Registry
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
-from harness.tasks.buckets import Bucket
-from harness.tasks.spec import AnalysisSpec
+from harness.spec.buckets import Bucket
+from harness.spec.task import AnalysisSpec
 
 
 class AnalysisResult(BaseModel):
@@ -81,38 +81,23 @@ class Analysis(BoardInfo):
         return []
 
 
-# modules that register built-in analyses when imported (suites add theirs here)
-_BUILTIN_MODULES: tuple[str, ...] = ("harness.analyses.lengthgen", "harness.analyses.easy2hard",
-                                     "harness.analyses.compositionality",
-                                     "harness.analyses.multiprompt")
-
-
 def _from_object(name: str, obj: object) -> Analysis:
     if isinstance(obj, Analysis):
         return obj
     return Analysis(name, obj)  # type: ignore[arg-type]
 
 
+# the built-ins: every module of this package, each registering its analyses with @analysis
 ANALYSES: Registry[Analysis] = Registry(
-    "analysis", plugins.ANALYSES, _BUILTIN_MODULES, from_object=_from_object,
+    "analysis", plugins.ANALYSES, package="harness.analyses", from_object=_from_object,
     plural="analyses",
 )
 
-
-def analysis(name: str, params: type[AnalysisParams] | None = None, *, title: str | None = None,
-             headline: int | None = None, better: Better = "high",
-             board: BoardAggregate = "mean") -> Callable[[AnalysisFn], Analysis]:
-    """Register ``fn(samples, buckets, params, seed) -> AnalysisResult`` under ``name``;
-    ``params``: its parameter model (an ``AnalysisParams`` subclass), checked at task load; the
-    rest: how a leaderboard shows it (see ``Analysis``)."""
-
-    def deco(fn: AnalysisFn) -> Analysis:
-        item = Analysis(name, fn, params, title=title, headline=headline, better=better,
-                        board=board)
-        ANALYSES.add(name, item, same=lambda a, b: a.fn is b.fn)
-        return item
-
-    return deco
+# ``@analysis(name, params=None, *, title=None, headline=None, better="high", board="mean")``:
+# register ``fn(samples, buckets, params, seed) -> AnalysisResult`` under ``name``; ``params``:
+# its parameter model (an ``AnalysisParams`` subclass), checked at task load; the rest: how a
+# leaderboard shows it (see ``Analysis``). The decorated name is the ``Analysis``.
+analysis = ANALYSES.item_decorator(Analysis)
 
 
 def board_info(name: str) -> Analysis:

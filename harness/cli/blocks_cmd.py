@@ -94,7 +94,7 @@ def _blocks(reg: Registry[Any], describe: Callable[[str, Any], Block]) -> list[B
     reg.load_builtins()
     rows = [describe(name, reg.items[name]) for name in sorted(reg.items)
             if reg.is_builtin(name)]
-    for p in plugins.discover(reg.group):
+    for p in reg.entry_points():
         if reg.is_builtin(p.name):
             rows.append(Block(p.name, p.origin, f"ignored: the built-in {reg.kind} "
                               f"{p.name!r} is used ({p.value})", ""))
@@ -169,7 +169,7 @@ metrics_app = typer.Typer(no_args_is_help=True, help="Metrics (task files: scori
 
 def metric_blocks() -> list[Block]:
     """Every metric, built-in and plugin."""
-    from harness.scoring.metrics import METRICS
+    from harness.answers.metrics import METRICS
 
     def describe(name: str, fn: Any) -> Block:
         return Block(name, METRICS.origin(name), "ok", _doc(fn), signature_params(fn, skip=2))
@@ -226,7 +226,7 @@ def strategy_blocks() -> list[Block]:
 
 def extractor_blocks() -> list[Block]:
     """Every extractor, built-in and plugin."""
-    from harness.scoring.extract import EXTRACTORS
+    from harness.answers.extract import EXTRACTORS
 
     return _blocks(EXTRACTORS, lambda name, e: Block(
         name, EXTRACTORS.origin(name), "ok", _doc(e.fn),
@@ -252,7 +252,7 @@ gaps_app = typer.Typer(no_args_is_help=True, help="Generalization gaps (task fil
 
 def gap_blocks() -> list[Block]:
     """Every gap, built-in and plugin."""
-    from harness.scoring.gap_registry import GAPS
+    from harness.gaps.registry import GAPS
 
     def describe(name: str, g: Any) -> Block:
         return Block(name, GAPS.origin(name), "ok", _doc(g.fn))

@@ -109,7 +109,7 @@ def eval_command(
 
     from harness.cli.run_tables import print_results
     from harness.config import RunConfig
-    from harness.evaluate import evaluate
+    from harness.evaluation import evaluate
     from harness.models.backends import parse_model_args
     from harness.results import Results, TaskResult
     from harness.strategies import check_strategy
@@ -121,7 +121,7 @@ def eval_command(
         )
     check_strategy(strategy)
     if restrict_paths:
-        from harness.tasks.paths import restrict_paths as _restrict
+        from harness.sources.paths import restrict_paths as _restrict
 
         _restrict()
     if output_dir is None:  # the default folder holds whatever ran last

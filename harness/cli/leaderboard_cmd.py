@@ -177,7 +177,8 @@ def check_command(
     a rebuild from the runs it carries, byte for byte. Exit 1 when not."""
     import tempfile
 
-    from harness.leaderboard.check import board_specs, rebuild_diff, stale_tasks
+    from harness.leaderboard.check import board_specs, rebuild_diff
+    from harness.leaderboard.stale import stale_tasks
 
     if not (board / "leaderboard.json").is_file():
         raise HarnessError(f"{board}: no leaderboard.json")

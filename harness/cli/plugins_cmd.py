@@ -27,12 +27,12 @@ def _shown_name(p: Plugin) -> str:
 # tasks are checked through the task index instead
 _REGISTRIES = {
     plugins.GENERATORS: "harness.generators.registry:GENERATORS",
-    plugins.METRICS: "harness.scoring.metrics:METRICS",
+    plugins.METRICS: "harness.answers.metrics:METRICS",
     plugins.ANALYSES: "harness.analyses.registry:ANALYSES",
-    plugins.GAPS: "harness.scoring.gap_registry:GAPS",
+    plugins.GAPS: "harness.gaps.registry:GAPS",
     plugins.MODELS: "harness.models.backends:BACKENDS",
     plugins.STRATEGIES: "harness.strategies.registry:STRATEGIES",
-    plugins.EXTRACTORS: "harness.scoring.extract:EXTRACTORS",
+    plugins.EXTRACTORS: "harness.answers.extract:EXTRACTORS",
 }
 
 

@@ -8,8 +8,8 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
+from harness.gaps.builtin import GapReport, value_and_ci
 from harness.results import Results, TaskResult
-from harness.scoring.gaps import GapReport, value_and_ci
 from harness.scoring.report import TemplateReport
 
 

@@ -10,8 +10,8 @@ import typer
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
+    from harness.spec.task import TaskSpec
     from harness.tasks.refs import TaskRef
-    from harness.tasks.spec import TaskSpec
 
 app = typer.Typer(no_args_is_help=True, help="List, inspect, preview and validate tasks.")
 IncludeOpt = Annotated[list[Path] | None,  # noqa: UP007
@@ -24,7 +24,7 @@ RestrictOpt = Annotated[bool, typer.Option(
 
 def _restrict(on: bool) -> None:
     if on:
-        from harness.tasks.paths import restrict_paths
+        from harness.sources.paths import restrict_paths
 
         restrict_paths()
 
@@ -99,7 +99,7 @@ def show(
     from rich.console import Console
     from rich.table import Table
 
-    from harness.tasks.buckets import build_buckets
+    from harness.spec.buckets import build_buckets
 
     ref, spec = _one_task(task, include_path)
     typer.echo(f"# {ref.address}: resolved from {ref.where} ({ref.origin})")
@@ -151,8 +151,8 @@ def sample(
 ) -> None:
     """Print rendered prompts and targets exactly as the model would see them."""
     _restrict(restrict_paths)
-    from harness.tasks.instances import build_instances, select_fewshot
-    from harness.tasks.prompts import build_prompt, target_text
+    from harness.items import build_instances, select_fewshot
+    from harness.outputs.prompts import build_prompt, target_text
 
     ref, spec = _one_task(task, include_path)
     inst = build_instances(spec, ref.address, seed, ref.base_dir, None)

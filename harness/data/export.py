@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.errors import HarnessError
+from harness.items import GeneratedItems, Instance, build_instances
+from harness.outputs.prompts import build_prompt, target_text
 from harness.seeding import derive_seed
-from harness.tasks.buckets import Bucket, assign, format_value
-from harness.tasks.instances import GeneratedItems, Instance, build_instances
-from harness.tasks.prompts import build_prompt, target_text
+from harness.spec.buckets import Bucket, assign, format_value
+from harness.spec.task import GeneratorSource, TaskSpec, TemplateSpec
 from harness.tasks.refs import TaskRef
-from harness.tasks.spec import GeneratorSource, TaskSpec, TemplateSpec
 
 _MAX_SKIPS = 10_000  # eval prompts in a row after which a slot's space counts as used up
 

@@ -32,14 +32,6 @@ WorkFn = Callable[[Mapping[str, Any]], tuple[float, str]]
 WORK_BUDGET = 10_000_000  # basic steps one item may take (about 2 s of Python on a slow core)
 ITEM_SECONDS = 10.0  # the longest one item may take to make ($GENHARNESS_ITEM_SECONDS)
 
-_BUILTIN_MODULES = ("harness.generators.arithmetic", "harness.generators.sequences",
-                    "harness.generators.assignment", "harness.generators.passkey",
-                    "harness.generators.ladder",
-                    "harness.generators.scan", "harness.generators.kb",
-                    "harness.generators.pcfgset",
-                    "harness.generators.rewriting", "harness.generators.lmentry")
-
-
 @dataclass(frozen=True)
 class GeneratorInfo:
     """A registered generator."""
@@ -52,26 +44,21 @@ class GeneratorInfo:
     work: WorkFn | None = None  # the cost estimate of one item (see WORK_BUDGET)
 
 
+def _from_object(name: str, obj: object) -> GeneratorInfo:
+    """A plugin's generator function that no decorator registered."""
+    return obj if isinstance(obj, GeneratorInfo) else GeneratorInfo(
+        name, obj, "difficulty", ())  # type: ignore[arg-type]
+
+
+# the built-ins: every module of this package, each registering its generators with @generator
 GENERATORS: Registry[GeneratorInfo] = Registry(
-    "generator", plugins.GENERATORS, _BUILTIN_MODULES,
-    from_object=lambda name, fn: GeneratorInfo(name, fn, "difficulty", ()),  # type: ignore[arg-type]
-)
+    "generator", plugins.GENERATORS, package="harness.generators", from_object=_from_object)
 
-
-def generator(
-    name: str, *, difficulty: str, fields: tuple[str, ...], needs_tokenizer: bool = False,
-    work: WorkFn | None = None,
-) -> Callable[[GeneratorFn], GeneratorFn]:
-    """Register ``fn`` under ``name`` (decorator; runs once at import time). ``work``: the
-    generator's cost estimate, checked against ``WORK_BUDGET`` when a task file loads; it may
-    raise ``ValueError`` for parameters the generator can never satisfy."""
-
-    def deco(fn: GeneratorFn) -> GeneratorFn:
-        GENERATORS.add(name, GeneratorInfo(name, fn, difficulty, fields, needs_tokenizer, work),
-                       same=lambda a, b: a.fn is b.fn)
-        return fn
-
-    return deco
+# ``@generator(name, difficulty=..., fields=..., needs_tokenizer=False, work=None)``: register
+# ``fn`` under ``name`` (runs once at import time). ``work``: the generator's cost estimate,
+# checked against ``WORK_BUDGET`` when a task file loads; it may raise ``ValueError`` for
+# parameters the generator can never satisfy.
+generator = GENERATORS.decorator(GeneratorInfo)
 
 
 def get_generator(name: str) -> GeneratorInfo:

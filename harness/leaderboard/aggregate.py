@@ -12,6 +12,21 @@ from typing import Any
 
 from harness import __version__
 from harness.analyses.registry import board_info as analysis_info
+from harness.gaps.registry import board_info as gap_info
+from harness.leaderboard.board_file import (
+    LEADERBOARD_KIND,
+    LEADERBOARD_SCHEMA_VERSION,
+    BucketInfo,
+    Entry,
+    Leaderboard,
+    ModelCard,
+    PairTest,
+    Precision,
+    Score,
+    TaskBoard,
+    TaskRow,
+    TemplateInfo,
+)
 from harness.leaderboard.collect import (
     VIEWER_PER_BUCKET,
     Collected,
@@ -29,20 +44,6 @@ from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
 from harness.leaderboard.provenance import family_of, public_id
 from harness.leaderboard.registered import board_value, macro_mean, values_by_name
 from harness.leaderboard.rows import ItemData
-from harness.leaderboard.schema import (
-    LEADERBOARD_KIND,
-    LEADERBOARD_SCHEMA_VERSION,
-    BucketInfo,
-    Entry,
-    Leaderboard,
-    ModelCard,
-    PairTest,
-    Precision,
-    Score,
-    TaskBoard,
-    TaskRow,
-    TemplateInfo,
-)
 from harness.leaderboard.scores import (
     holm,
     macro_intervals,
@@ -52,7 +53,7 @@ from harness.leaderboard.scores import (
     rank_ranges,
     worst_half_width,
 )
-from harness.scoring.gap_registry import board_info as gap_info
+from harness.leaderboard.stale import stale_tasks
 from harness.scoring.intervals import (
     Limits,
     Proportion,
@@ -333,13 +334,11 @@ class Merged:
     viewer: dict[tuple[str, str], list[SampleRecord]]  # samples per viewer page
 
 
-def collect(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "copy",
+def board_from_runs(paths: Sequence[Path], title: str = "Leaderboard", samples: str = "copy",
             gzip_samples: bool = False, skip_invalid: bool = False,
             target: float = TARGET, min_per_bucket: int = MIN_PER_BUCKET) -> Merged:
     """Read, merge and rank runs (see :func:`harness.leaderboard.collect.gather`), marking
     the tasks whose spec differs from this checkout's as stale."""
-    from harness.leaderboard.check import stale_tasks
-
     c = gather(paths, samples=samples, gzip_samples=gzip_samples, skip_invalid=skip_invalid)
     specs: dict[str, set[str]] = {}
     for by_task in c.cells.values():

@@ -25,6 +25,7 @@ from typing import IO
 
 from harness.errors import HarnessError
 from harness.leaderboard import plots, site, tables
+from harness.leaderboard.board_file import BuildOptions, Conflict, Leaderboard
 from harness.leaderboard.compare_pages import load_comparisons
 from harness.leaderboard.inputs import Copy, open_samples
 from harness.leaderboard.paths import (
@@ -36,7 +37,6 @@ from harness.leaderboard.paths import (
     swap_in,
 )
 from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
-from harness.leaderboard.schema import BuildOptions, Conflict, Leaderboard
 from harness.leaderboard.site import Viewer
 
 
@@ -107,7 +107,7 @@ def build(paths: Sequence[Path], out: Path, title: str = "Leaderboard", samples:
     ``target``/``min_per_bucket``: the precision the board states and checks every row against;
     ``compare``: JSON files of
     ``harness compare --json`` to publish as pages (copied into the board)."""
-    from harness.leaderboard.aggregate import collect
+    from harness.leaderboard.aggregate import board_from_runs
 
     where = Path(os.path.abspath(out))
     if not where.name:
@@ -115,7 +115,7 @@ def build(paths: Sequence[Path], out: Path, title: str = "Leaderboard", samples:
     if not 0 < target < 0.5:
         raise HarnessError(f"--target: expected a half-width between 0 and 0.5, got {target}")
     check_out(where)
-    merged = collect(paths, title=title, samples=samples, gzip_samples=gzip_samples,
+    merged = board_from_runs(paths, title=title, samples=samples, gzip_samples=gzip_samples,
                      skip_invalid=skip_invalid, target=target,
                      min_per_bucket=min_per_bucket)
     collected, samples_shown = merged.collected, merged.viewer

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from harness.leaderboard.schema import Entry, TaskBoard
+from harness.leaderboard.board_file import Entry, TaskBoard
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")

@@ -1,7 +1,8 @@
 """Is a committed board still what its inputs and today's tasks give?
 
-- :func:`stale_tasks`: tasks whose spec hash in a board's runs differs from the spec the task
-  files of this checkout resolve to (or that no longer exist): rerun them.
+- :func:`~harness.leaderboard.stale.stale_tasks` of :func:`board_specs`: tasks whose spec hash
+  in a board's runs differs from the spec the task files of this checkout resolve to (or that no
+  longer exist): rerun them.
 - :func:`rebuild_diff`: rebuild a board from the runs it carries (``runs/*/*/results.json``) with
   the options it records, and list every file whose bytes differ.
 
@@ -13,29 +14,10 @@ from __future__ import annotations
 
 import filecmp
 import json
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-
-
-def stale_tasks(specs: Mapping[str, Iterable[str]]) -> list[str]:
-    """Of ``task → spec hashes the runs used``, the tasks whose hash is not today's (sorted)."""
-    from harness.results import spec_hash
-    from harness.tasks.index import TaskIndex
-
-    index = TaskIndex.build([])
-    out = []
-    for task, hashes in sorted(specs.items()):
-        try:
-            ref = index.resolve([task])[0]
-            today = spec_hash(index.spec(ref)) if ref.address == task else None
-        except HarnessError:
-            today = None
-        if any(h != today for h in hashes):
-            out.append(task)
-    return out
 
 
 def board_specs(board: Path) -> dict[str, set[str]]:

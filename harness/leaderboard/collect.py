@@ -26,10 +26,10 @@ from typing import Any
 
 from harness.config import ITEM_SELECTION, RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
+from harness.leaderboard.board_file import Conflict, SourceRun
 from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results, open_samples
 from harness.leaderboard.provenance import public_id, reproduce, started_at
 from harness.leaderboard.rows import ItemData, sample_digest, task_row
-from harness.leaderboard.schema import Conflict, SourceRun
 from harness.leaderboard.scores import Sample
 from harness.results import Results, TaskResult
 from harness.scoring.records import SampleRecord

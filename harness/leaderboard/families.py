@@ -9,8 +9,8 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
+from harness.leaderboard.board_file import Entry, FamilyRow, SeedSuccess, TaskRow
 from harness.leaderboard.collect import suite_of, task_sort_key
-from harness.leaderboard.schema import Entry, FamilyRow, SeedSuccess, TaskRow
 from harness.leaderboard.scores import macro_scores
 from harness.scoring.stats import r10, wilson_interval
 

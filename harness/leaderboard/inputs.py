@@ -4,7 +4,6 @@ line naming the file; and checking a run's tasks before their names reach a path
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,9 +12,10 @@ from typing import IO, cast
 from pydantic import ValidationError
 
 from harness.errors import HarnessError, first_problem
+from harness.files import sha256_file, sha256_stream
+from harness.leaderboard.board_file import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION, Leaderboard
 from harness.leaderboard.paths import samples_problem, task_problem
-from harness.leaderboard.schema import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION, Leaderboard
-from harness.results import SCHEMA_VERSION, Results, TaskResult, file_sha256
+from harness.results import SCHEMA_VERSION, Results, TaskResult
 
 
 def load_results(path: Path) -> Results:
@@ -86,12 +86,9 @@ def samples_sha256(path: Path) -> str:
     """sha256 of a samples file's JSONL bytes: for a ``.gz`` copy, of the decompressed bytes
     (what results.json's ``samples_sha256`` records)."""
     if path.suffix != ".gz":
-        return file_sha256(path)
-    h = hashlib.sha256()
+        return sha256_file(path)
     with gzip.open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
+        return sha256_stream(cast(IO[bytes], f))
 
 
 def open_samples(path: Path) -> IO[bytes]:

@@ -4,10 +4,12 @@ Samples are matched by (task, template, condition, item id). When every matched 
 same bucket, prompt and target in both runs (the same tasks, seed, templates and few-shot draws),
 the runs are **paired**: for each task, each bucket, and all tasks together, ``acc(B) − acc(A)``
 gets the paired score interval of ``harness.scoring.intervals.paired_diff_interval`` (items are
-the unit, each with all of its templates and conditions), and McNemar's test over *items*: ``b``
-items where A scores higher (its mean over the item's templates and conditions), ``c`` where B
-does. With ``b + c < 25`` the p-value is the exact two-sided binomial one, ``min(1, 2·P(X ≤
-min(b, c)))`` for ``X ~ Bin(b + c, 1/2)``; otherwise the chi-square statistic with continuity
+the unit, each with all of its templates and conditions), and the sign test over *items*
+(``harness.leaderboard.scores.sign_test``; McNemar's test when every item has one binary
+sample, the name the CLI and the pages use): ``b`` items where A scores higher (its mean over
+the item's templates and conditions), ``c`` where B does. With ``b + c < 25`` the p-value is the
+exact two-sided binomial one, ``min(1, 2·P(X ≤ min(b, c)))`` for ``X ~ Bin(b + c, 1/2)``;
+otherwise the chi-square statistic with continuity
 correction ``(|b − c| − 1)² / (b + c)`` on 1 degree of freedom.
 
 When the items differ (another seed, other prompts), comparing item by item would pair different
@@ -59,7 +61,7 @@ class PairedStat(_Model):
 
     scope: str  # "all" or a bucket label
     role: str | None  # the bucket's role ("ID"/"OOD"); None for "all"
-    paired: bool  # the same items in both runs: paired interval and McNemar; else independent
+    paired: bool  # the same items in both runs: paired interval and the sign test; else independent
     n: int  # samples of A (paired: item × template × condition pairs)
     n_items: int  # distinct items of A (the testing unit)
     n_items_b: int  # distinct items of B (equal to n_items when paired)
@@ -72,7 +74,7 @@ class PairedStat(_Model):
     a_only: int | None  # b: items where A scores higher (paired only)
     b_only: int | None  # c: items where B scores higher (paired only)
     both_wrong: int | None  # items at score 0 in both runs (paired only)
-    p_value: float  # McNemar over items (paired) or the inverted Newcombe interval
+    p_value: float  # the sign test over items (paired) or the inverted Newcombe interval
     p_holm: float | None  # Holm-adjusted over the tasks (task-level "all" rows only)
     test: str  # "exact-binomial", "chi2-continuity", "none" (no discordant items), "newcombe"
     tests_disagree: bool  # the CI excludes 0 but p >= 0.05, or p < 0.05 but the CI holds 0
@@ -115,11 +117,6 @@ class Comparison(_Model):
     suites: list[MacroStat]  # per suite: mean task accuracy, as on the leaderboard
     overall: MacroStat  # mean of the suite scores, as on the leaderboard
     pooled: PairedStat  # every item of every task pooled
-
-
-def mcnemar(b: int, c: int) -> tuple[float, str]:
-    """McNemar's two-sided p-value for discordant counts *b* and *c*, and the test used."""
-    return sign_test(b, c)
 
 
 _Pair = tuple[SampleRecord, SampleRecord]

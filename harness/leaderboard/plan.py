@@ -75,9 +75,9 @@ def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
                min_per_bucket: int = MIN_PER_BUCKET) -> list[TaskPlan]:
     """Plans for tasks or suites (resolved as ``harness eval --tasks`` does), items counted from
     the task files without generating any (data-backed tasks read ``GENHARNESS_DATA``)."""
+    from harness.items import build_instances, labels
     from harness.runner import conditions, pick_templates
     from harness.tasks.index import TaskIndex
-    from harness.tasks.instances import build_instances, labels
 
     index = TaskIndex.build([])
     out = []

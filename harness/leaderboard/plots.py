@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.leaderboard.board_file import Leaderboard, TaskBoard
 from harness.leaderboard.charts import color
-from harness.leaderboard.schema import Leaderboard, TaskBoard
 
 
 def task_file_stem(task: str) -> str:

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 
 from harness.analyses.registry import board_info as analysis_info
 from harness.board_info import BoardInfo, column_order
-from harness.leaderboard.schema import Leaderboard, TaskBoard, TaskRow
-from harness.scoring.gap_registry import board_info as gap_info
+from harness.gaps.registry import board_info as gap_info
+from harness.leaderboard.board_file import Leaderboard, TaskBoard, TaskRow
 from harness.scoring.stats import r10
 
 

@@ -8,10 +8,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from harness.leaderboard.schema import AnalysisCell, BucketCell, GapCell, TaskRow
+from harness.gaps.builtin import value_and_ci
+from harness.leaderboard.board_file import AnalysisCell, BucketCell, GapCell, TaskRow
 from harness.leaderboard.scores import ItemScores, Sample, item_scores
 from harness.results import TaskResult
-from harness.scoring.gaps import value_and_ci
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
 

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from harness.leaderboard.schema import PairTest
+from harness.leaderboard.board_file import PairTest
 from harness.scoring.intervals import (
     Limits,
     Proportion,

@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from harness.leaderboard.board_file import Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.charts import Bar, color, curve_svg, gap_bars_svg
 from harness.leaderboard.collect import VIEWER_PER_BUCKET, display_name
 from harness.leaderboard.compare_pages import ComparePage
@@ -36,7 +37,6 @@ from harness.leaderboard.registered import (
     gap_title,
     task_gap_columns,
 )
-from harness.leaderboard.schema import Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.scores import ALPHA
 from harness.scoring.records import SampleRecord
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.leaderboard.board_file import Entry, Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.registered import (
     analysis_columns,
@@ -22,7 +23,6 @@ from harness.leaderboard.registered import (
     gap_title,
     task_gap_columns,
 )
-from harness.leaderboard.schema import Entry, Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.scores import ALPHA
 
 

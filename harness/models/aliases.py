@@ -3,29 +3,25 @@
 An alias names a GGUF file shipped inside a PyPI package. Dequantizing GGUF takes ~20 s, so on
 first use the model is saved as an fp32 HF directory under the cache dir
 (``platformdirs.user_cache_dir("genharness")``, or ``$GENHARNESS_CACHE_DIR``) in
-``models/<alias>-<first 16 hex of the gguf sha256>/``; later loads read that (~2 s). The
-directory is written to a temporary name and renamed, so a killed or concurrent run never
-leaves a half-written one. File hashes are cached too, keyed by path, size and mtime.
+``models/<alias>-<first 16 hex of the gguf sha256>/`` (``harness.models.gguf``); later loads
+read that (~2 s). Weight hashes are cached too (``harness.files.cached_sha256_file``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import logging
 import os
 import re
-import shutil
-import time
 import uuid
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.cache_paths import CACHE_ENV, cache_root
 from harness.errors import ModelLoadError, did_you_mean
+from harness.files import cached_sha256_file, files_sha256
+from harness.models.gguf import convert
 
 log = logging.getLogger(__name__)
 
@@ -81,60 +77,6 @@ ALIASES: dict[str, Alias] = {
 }
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, cached in the cache dir by (resolved path, size, mtime)."""
-    path = path.resolve()
-    st = path.stat()
-    key = hashlib.sha256(f"{path}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:32]
-    entry = cache_root() / "sha256" / key
-    with contextlib.suppress(OSError):
-        cached = entry.read_text(encoding="utf-8").strip()
-        if len(cached) == 64:
-            return cached
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    value = digest.hexdigest()
-    try:
-        _atomic_write_text(entry, value + "\n")
-    except OSError as e:  # an unwritable cache only costs time
-        log.debug("could not cache sha256 of %s: %s", path, e)
-    return value
-
-
-def files_sha256(files: Sequence[Path]) -> str:
-    """One hash for a set of weight files: the file's own sha256 when there is one file, else
-    sha256 of ``"<sha256>  <name>\\n"`` lines sorted by name (what ``sha256sum * | sha256sum``
-    prints when run in a folder holding just those files)."""
-    if len(files) == 1:
-        return file_sha256(files[0])
-    lines = "".join(f"{file_sha256(p)}  {p.name}\n" for p in sorted(files, key=lambda p: p.name))
-    return hashlib.sha256(lines.encode()).hexdigest()
-
-
-@contextlib.contextmanager
-def quiet_progress() -> Iterator[None]:
-    """Hide transformers' progress bars (weight loading, GGUF conversion) for the duration."""
-    import transformers.utils.logging
-
-    hf_logging: Any = transformers.utils.logging
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()
-
-
 def _assembled_source(alias: Alias, fn_name: str) -> Path:
     """The alias's file, joined from its chunk packages into ``<cache>/gguf/<alias>/`` on first
     use.
@@ -155,7 +97,7 @@ def _assembled_source(alias: Alias, fn_name: str) -> Path:
         ) from e
     expected = getattr(module, "EXPECTED_SHA256", None)
     if target.is_file():
-        if not isinstance(expected, str) or file_sha256(target) == expected:
+        if not isinstance(expected, str) or cached_sha256_file(target) == expected:
             return target
         log.warning("%s does not match its expected sha256; assembling it again", target)
     fn = getattr(module, fn_name, None)
@@ -201,63 +143,6 @@ def alias_source(alias: Alias) -> Path:
     )
 
 
-def _remove_stale_tmp(parent: Path, name: str, older_than_s: float = 3600.0) -> None:
-    for old in parent.glob(f".{name}.tmp-*"):
-        with contextlib.suppress(OSError):
-            if time.time() - old.stat().st_mtime > older_than_s:
-                shutil.rmtree(old, ignore_errors=True)
-
-
-def dtype_kwargs(dtype: Any) -> dict[str, Any]:
-    """``from_pretrained`` keyword for the dtype (``torch_dtype`` before transformers 4.56)."""
-    import transformers
-
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": dtype}
-
-
-def _load_gguf(folder: Path, filename: str) -> tuple[Any, Any]:
-    import torch
-    import transformers
-
-    hf: Any = transformers
-    with quiet_progress():
-        tokenizer = hf.AutoTokenizer.from_pretrained(folder, gguf_file=filename)
-        model = hf.AutoModelForCausalLM.from_pretrained(
-            folder, gguf_file=filename, **dtype_kwargs(torch.float32)
-        )
-    return model, tokenizer
-
-
-def _convert(source: Path, target: Path, add_bos: bool = False) -> None:
-    """Dequantize *source* (GGUF) and save it as an fp32 HF directory at *target*, atomically;
-    ``add_bos``: the saved tokenizer puts BOS in front of every text."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_tmp(target.parent, target.name)
-    log.info("dequantizing %s into %s (first use only)", source.name, target)
-    model, tokenizer = _load_gguf(source.parent, source.name)
-    if add_bos:
-        tokenizer.add_bos_token = True
-    # The model remembers it came from a quantized file; a plain fp32 checkpoint must not.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    model.is_quantized = False
-    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        with quiet_progress():
-            model.save_pretrained(tmp)
-            tokenizer.save_pretrained(tmp)
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if not (target / "config.json").is_file():
-                raise
-            # another run finished first; its directory is as good as ours
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def resolve_alias(name: str) -> ModelSource | None:
     """Resolve a built-in alias to a loadable directory (dequantizing on first use), or None."""
     alias = ALIASES.get(name)
@@ -265,13 +150,13 @@ def resolve_alias(name: str) -> ModelSource | None:
         return None
     source = alias_source(alias)
     try:
-        sha = file_sha256(source)
+        sha = cached_sha256_file(source)
     except OSError as e:
         raise ModelLoadError(f"hf:{name}: could not read {source}: {e}") from e
     target = cache_root() / "models" / f"{alias.name}-{sha[:16]}{'-bos' if alias.add_bos else ''}"
     if not (target / "config.json").is_file():
         try:
-            _convert(source, target, alias.add_bos)
+            convert(source, target, alias.add_bos)
         except OSError as e:
             log.warning(
                 "could not write the model cache %s (%s); loading %s directly (slow); "

@@ -11,7 +11,7 @@ taking those arguments works too).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable  # noqa: F401 (BackendFactory)
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
 from harness import plugins
@@ -19,18 +19,19 @@ from harness.errors import HarnessError, ModelLoadError, UnknownNameError, did_y
 from harness.registry import Registry
 
 if TYPE_CHECKING:
-    from harness.models.base import LM
+    from harness.lm import LM
 
 BackendFactory: TypeAlias = "Callable[[str, dict[str, str], int | Literal['auto']], LM]"
 
 ENTRY_POINT_GROUP = plugins.MODELS
 
-# Built-in backends: prefix → module that registers it with @backend(prefix) when imported.
-_BUILTIN_MODULES: dict[str, str] = {
-    "hf": "harness.models.hf.backend",
-    "vllm": "harness.models.vllm.backend",
-    "openai": "harness.models.openai.backend",
-    "llamacpp": "harness.models.llamacpp.backend",
+# Built-in backends: prefix → its factory, imported only when a model of that prefix loads.
+# A backend is one module with its factory, plus one line here.
+_BUILTIN: dict[str, str] = {
+    "hf": "harness.models.hf.backend:create",
+    "vllm": "harness.models.vllm.backend:create",
+    "openai": "harness.models.openai.backend:create",
+    "llamacpp": "harness.models.llamacpp.backend:create",
 }
 
 # built-in backends whose names may be Hugging Face hub ids (checked by harness.models.hub)
@@ -62,18 +63,8 @@ def _as_factory(name: str, obj: object) -> BackendFactory:
     return cast("BackendFactory", obj)  # the registry checked that it is callable
 
 
-BACKENDS = BackendRegistry("model backend", ENTRY_POINT_GROUP, _BUILTIN_MODULES,
+BACKENDS = BackendRegistry("model backend", ENTRY_POINT_GROUP, entries=_BUILTIN,
                            from_object=_as_factory)
-
-
-def backend(prefix: str) -> Callable[[BackendFactory], BackendFactory]:
-    """Register the decorated factory ``(name, model_args, batch_size) -> LM`` under *prefix*."""
-
-    def register(factory: BackendFactory) -> BackendFactory:
-        BACKENDS.add(prefix, factory)
-        return factory
-
-    return register
 
 
 def available_backends() -> list[str]:

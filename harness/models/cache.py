@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from harness.cache_paths import RESPONSE_CACHE_ENV
-from harness.models.base import LM, ModelIdentity, OnDone, WrapperLM
+from harness.lm import LM, ModelIdentity, OnDone, WrapperLM
 from harness.models.cache_store import DB_NAME, ResponseCache, warn
 from harness.requests import (
     GenerateRequest,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.models.base import LM, OnDone, render_chat
+from harness.lm import LM, OnDone, render_chat
 from harness.models.support import first_line
 from harness.requests import (
     GenerateRequest,
@@ -25,7 +25,7 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
-from harness.tasks.chat import ChatTurn
+from harness.spec.chat import ChatTurn
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Literal
 
 from harness.errors import HarnessError
-from harness.models.base import LM, ModelIdentity, OnDone
+from harness.lm import LM, ModelIdentity, OnDone
 from harness.process import end_process
 from harness.requests import (
     GenerateRequest,
@@ -27,7 +27,7 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
-from harness.tasks.chat import ChatTurn
+from harness.spec.chat import ChatTurn
 
 
 def _visible_device(rank: int) -> str:

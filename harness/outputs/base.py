@@ -1,6 +1,6 @@
 """What an output type is: the one object that knows how a task's answers are given and scored.
 
-A task's ``output:`` block is a spec model (a member of ``OutputSpec`` in ``harness.tasks.spec``,
+A task's ``output:`` block is a spec model (a member of ``OutputSpec`` in ``harness.spec.task``,
 selected by its ``type``); its ``OutputType`` here says what that means for a run:
 
 - an item's answer: its choices, the index of the gold one, and a target text the type fixes
@@ -12,7 +12,7 @@ selected by its ``type``); its ``OutputType`` here says what that means for a ru
   (``answer_request``, ``score_answer``);
 - the oracle of ``harness.testing``: what a model that knows every answer replies (``teach``).
 
-An output type calls the model through the LM contract (``harness.models.base.LM``).
+An output type calls the model through the LM contract (``harness.lm.LM``).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import ClassVar, Generic, TypeVar
 from pydantic import BaseModel
 
 from harness.errors import HarnessError
-from harness.models.base import LM
+from harness.items import Instance
+from harness.lm import LM
 from harness.requests import GenerateRequest
+from harness.scoring.prepared import Prepared
 from harness.scoring.records import SampleRecord
-from harness.scoring.score import Prepared
-from harness.tasks.instances import Instance
-from harness.tasks.spec import TaskSpec, type_tags
+from harness.spec.task import TaskSpec, type_tags
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -45,20 +45,21 @@ class Oracle:
 
 
 class OutputType(ABC, Generic[S]):
-    """One output type; ``model`` is its spec model, whose ``type`` tag names it."""
+    """One output type; ``spec_model`` is its spec model, whose ``type`` tag names it (the
+    ``model`` argument of the methods is the LM the run calls)."""
 
-    model: type[S]  # the spec model (a member of ``OutputSpec``)
+    spec_model: type[S]  # the spec model (a member of ``OutputSpec``)
     generates: ClassVar[bool] = False  # answers are generated text (chain strategies can run)
 
     @property
     def name(self) -> str:
         """The ``output.type`` tag of the spec model."""
-        return type_tags(self.model)[0]
+        return type_tags(self.spec_model)[0]
 
     def settings(self, spec: TaskSpec) -> S:
         """The task's ``output`` block, as this type's spec model."""
         out = spec.output
-        if not isinstance(out, self.model):
+        if not isinstance(out, self.spec_model):
             raise TypeError(f"task {spec.name}: output type {out.type!r}, not {self.name!r}")
         return out
 
@@ -74,7 +75,7 @@ class OutputType(ABC, Generic[S]):
 
     def target(self, spec: TaskSpec, item: Instance) -> str | None:
         """The reference answer text when the type fixes it (e.g. the gold choice); None: the
-        template's ``target`` or the ``fields.target`` field (``harness.tasks.prompts``)."""
+        template's ``target`` or the ``fields.target`` field (``harness.outputs.prompts``)."""
         return None
 
     def fields_read(self, spec: TaskSpec) -> dict[str, str]:

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.models.base import LM
+from harness.answers.extract import extract
+from harness.answers.metrics import get_metric
+from harness.lm import LM
 from harness.outputs.base import Oracle, OutputType
 from harness.requests import GenerateRequest
-from harness.scoring.extract import extract
-from harness.scoring.metrics import get_metric
+from harness.scoring.prepared import Prepared, record_fields
 from harness.scoring.records import ModelCall, SampleRecord
-from harness.scoring.score import Prepared, record_fields
-from harness.tasks.spec import GenerateOutput, TaskSpec
+from harness.spec.task import GenerateOutput, TaskSpec
 
 
 class Generate(OutputType[GenerateOutput]):
     """Free-form generation."""
 
-    model = GenerateOutput
+    spec_model = GenerateOutput
     generates = True
 
     def score(self, spec: TaskSpec, prepared: Sequence[Prepared],

@@ -12,19 +12,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.errors import HarnessError
-from harness.models.base import LM
+from harness.items import Instance
+from harness.lm import LM
 from harness.outputs.base import Oracle, OutputType
 from harness.requests import LoglikelihoodRequest
+from harness.scoring.prepared import Prepared, record_fields
 from harness.scoring.records import ModelCall, SampleRecord
-from harness.scoring.score import Prepared, record_fields
-from harness.tasks.instances import Instance
-from harness.tasks.spec import MultipleChoiceOutput, TaskSpec
+from harness.spec.task import MultipleChoiceOutput, TaskSpec
 
 
 class MultipleChoice(OutputType[MultipleChoiceOutput]):
     """Pick the choice with the highest log-likelihood."""
 
-    model = MultipleChoiceOutput
+    spec_model = MultipleChoiceOutput
 
     def choices(self, spec: TaskSpec, item: Instance) -> list[str]:
         out = self.settings(spec)

@@ -1,4 +1,4 @@
-"""The JSON Schema of a task file, generated from the pydantic models of ``harness.tasks.spec``.
+"""The JSON Schema of a task file, generated from the pydantic models of ``harness.spec.task``.
 
 Two schemas ship in the wheel next to this module (``python -m harness.schema`` rewrites them and
 docs/task-files.md; a test checks that the shipped copies equal what the models give, so they
@@ -38,7 +38,7 @@ def shipped_dir() -> Path:
 
 
 def _model_schema() -> dict[str, Any]:
-    from harness.tasks.spec import TaskSpec
+    from harness.spec.task import TaskSpec
 
     return TaskSpec.model_json_schema()
 

@@ -10,7 +10,7 @@ from typing import Any
 INTRO = """\
 # Task files
 
-<!-- Generated from harness/tasks/spec.py by `python -m harness.schema`; do not edit by hand.
+<!-- Generated from harness/spec/task.py by `python -m harness.schema`; do not edit by hand.
      A test fails when this file and the models disagree. -->
 
 A task is one YAML file, `tasks/<suite>/<name>.yaml` (or in a plugin package, or in an

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10, wilson_interval
-from harness.tasks.buckets import Bucket, Role
+from harness.spec.buckets import Bucket, Role
 
 ROLES: tuple[Role, ...] = ("ID", "OOD")
 
@@ -138,13 +138,6 @@ def _pooled(per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket]
     for b, scores in zip(buckets, per_bucket, strict=True):
         pooled[b.role].extend(scores)
     return pooled
-
-
-def scores_by_role(
-    samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
-) -> dict[Role, list[float]]:
-    """Sample scores pooled per role ("ID", "OOD"), in bucket order then item-id order."""
-    return _pooled(scores_by_bucket(samples, buckets), buckets)
 
 
 def role_rows(

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.tasks.buckets import Role
+from harness.spec.buckets import Role
 
 
 class ModelCall(BaseModel):

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from harness.gaps.builtin import GapReport, chance_level, gaps_from_scores, sample_chance
 from harness.scoring.aggregates import (
     BucketAggregate,
     RoleAggregate,
@@ -26,11 +27,10 @@ from harness.scoring.aggregates import (
     role_rows,
     scores_by_bucket,
 )
-from harness.scoring.gaps import GapReport, chance_level, gaps_from_scores, sample_chance
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
-from harness.tasks.buckets import Bucket
-from harness.tasks.spec import GapsSpec
+from harness.spec.buckets import Bucket
+from harness.spec.task import GapsSpec
 
 
 class TemplateReport(BaseModel):

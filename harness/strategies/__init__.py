@@ -11,8 +11,7 @@ The runner sends every chunk of prepared items through ``run_strategy``; ``STRAT
 one prepared item into a chain of model calls (``harness.strategies.base``), for tasks whose
 answers are generated text only; every call is logged in the sample's ``calls``. Tasks tune a
 strategy's prompts under ``strategies: {<name>: {...}}`` in their task file. Adding a strategy:
-a module with its chain function decorated with ``@strategy("name")``, and the module in
-``_BUILTIN_MODULES`` of the registry.
+a module in this package with its chain function decorated with ``@strategy("name")``.
 """
 
 from __future__ import annotations

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from harness.errors import HarnessError
-from harness.models.base import LM
+from harness.items import Instance
+from harness.lm import LM
 from harness.outputs import output_type
+from harness.outputs.prompts import build_prompt
 from harness.requests import GenerateRequest
+from harness.scoring.prepared import Prepared
 from harness.scoring.records import ModelCall, SampleRecord
-from harness.scoring.score import Prepared
-from harness.tasks.instances import Instance
-from harness.tasks.prompts import build_prompt
-from harness.tasks.spec import TaskSpec
+from harness.spec.task import TaskSpec
 
 Chain = Generator[GenerateRequest, str, str]
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.models.base import LM
+from harness.items import Instance
+from harness.lm import LM
 from harness.outputs import output_type
+from harness.scoring.prepared import Prepared
 from harness.scoring.records import SampleRecord
-from harness.scoring.score import Prepared
+from harness.spec.task import TaskSpec
 from harness.strategies.registry import strategy
-from harness.tasks.instances import Instance
-from harness.tasks.spec import TaskSpec
 
 
 @strategy("direct")

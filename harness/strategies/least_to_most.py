@@ -18,7 +18,7 @@ from typing import Any
 from harness.requests import GenerateRequest
 from harness.strategies.base import Chain, StrategyInput, take_params
 from harness.strategies.registry import strategy
-from harness.tasks.templates import render
+from harness.templates import render
 
 DEFAULTS = {
     "decompose_field": None,

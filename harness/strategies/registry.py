@@ -1,6 +1,6 @@
 """The strategy registry: ``harness eval --strategy NAME`` looks ``NAME`` up here.
 
-Built-in strategies register with ``@strategy("name")`` in their modules (``_BUILTIN_MODULES``);
+Built-in strategies register with ``@strategy("name")`` in the modules of this package;
 a plugin declares an entry point named after the strategy in group ``harness.strategies``,
 pointing at a chain function (a generator function, see ``harness.strategies.base``) or at a
 ``Strategy``, or at one its module registers with the decorator on import.
@@ -9,40 +9,33 @@ pointing at a chain function (a generator function, see ``harness.strategies.bas
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from harness import plugins
 from harness.errors import HarnessError
-from harness.models.base import LM
+from harness.items import Instance
+from harness.lm import LM
 from harness.registry import Registry
+from harness.scoring.prepared import Prepared
 from harness.scoring.records import SampleRecord
-from harness.scoring.score import Prepared
+from harness.spec.task import TaskSpec
 from harness.strategies.base import Strategy, as_strategy
-from harness.tasks.instances import Instance
-from harness.tasks.spec import TaskSpec
 
-# modules that register the built-in strategies when imported
-_BUILTIN_MODULES: tuple[str, ...] = (
-    "harness.strategies.direct", "harness.strategies.cot", "harness.strategies.least_to_most",
-    "harness.strategies.self_ask")
 
+def _registered(name: str, fn: Callable[..., Any]) -> Strategy:
+    """What ``@strategy`` registers: the chain of a generator function, or a ``Strategy``."""
+    return as_strategy(name, fn)
+
+
+# the built-ins: every module of this package, each registering its strategies with @strategy
 STRATEGIES: Registry[Strategy] = Registry(
-    "strategy", plugins.STRATEGIES, _BUILTIN_MODULES, from_object=as_strategy, list_known=True,
-    plural="strategies",
+    "strategy", plugins.STRATEGIES, package="harness.strategies", from_object=as_strategy,
+    list_known=True, plural="strategies",
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def strategy(name: str) -> Callable[[F], F]:
-    """Decorator registering a chain function (see ``chained``) or a ``Strategy`` as the strategy
-    called ``name`` (a name may not be taken twice)."""
-
-    def register(fn: F) -> F:
-        STRATEGIES.add(name, as_strategy(name, fn))
-        return fn
-
-    return register
+# ``@strategy(name)``: register a chain function (see ``chained``) or a ``Strategy`` as the
+# strategy called ``name`` (a name may not be taken twice).
+strategy = STRATEGIES.decorator(_registered)
 
 
 def strategy_names() -> list[str]:

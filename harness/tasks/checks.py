@@ -12,10 +12,10 @@ import jinja2
 
 from harness.errors import HarnessError, TaskSpecError
 from harness.generators.registry import get_generator
-from harness.tasks.buckets import build_buckets
+from harness.spec.buckets import build_buckets
+from harness.spec.task import GeneratorSource, TaskSpec
 from harness.tasks.item_checks import check_generator, check_numbers, check_work
-from harness.tasks.spec import GeneratorSource, TaskSpec
-from harness.tasks.templates import check_template, one_line
+from harness.templates import check_template, one_line
 
 
 def check_spec(spec: TaskSpec, path: Path | str) -> None:
@@ -37,9 +37,9 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
                     f"{one_line(str(e.message))} "
                     f"(template line {e.lineno})"
                 ) from None
-    from harness.scoring.extract import get_extractor
-    from harness.scoring.gap_registry import get_gap
-    from harness.scoring.metrics import get_metric
+    from harness.answers.extract import get_extractor
+    from harness.answers.metrics import get_metric
+    from harness.gaps.registry import get_gap
 
     if isinstance(spec.source, GeneratorSource):
         try:
@@ -87,7 +87,7 @@ def _check_grid(src: GeneratorSource, fn: Callable[..., Any], path: Path | str) 
 
 def _check_conditions_and_analyses(spec: TaskSpec, path: Path | str) -> None:
     from harness.analyses.registry import get_analysis
-    from harness.tasks.instances import labels
+    from harness.items import labels
 
     known = {b.label for b in build_buckets(spec.buckets, spec.roles)}
     ids = [c.id for c in spec.fewshot.conditions]

@@ -24,10 +24,10 @@ from pathlib import Path
 from harness import plugins
 from harness.errors import HarnessError, UnknownNameError, did_you_mean
 from harness.plugins import PluginError
+from harness.spec.task import TaskSpec
 from harness.tasks.loader import load_spec
 from harness.tasks.providers import TaskProvider, installed
 from harness.tasks.refs import TaskRef, scan_folder
-from harness.tasks.spec import TaskSpec
 from harness.tasks.summaries import SummaryCache, TaskSummary, code_stamp
 
 __all__ = ["TaskIndex", "TaskRef", "builtin_tasks_dir"]

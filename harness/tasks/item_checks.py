@@ -2,7 +2,7 @@
 caught when the task file loads (``TaskSpecError``: ``file: key.path: problem``, one line).
 
 - regexes compile, are not refused (nested repeats, huge counted repeats) and stay within their
-  time bound on hostile probe texts (``harness.tasks.patterns``);
+  time bound on hostile probe texts (``harness.spec.patterns``);
 - bucket values, edges and ``roles`` numbers are finite;
 - generator sources: ``source.params`` (with each ``source.grid`` point) are checked against the
   generator function's signature and type annotations (pydantic, strict), sizes are bounded
@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from harness.errors import HarnessError, TaskSpecError
 from harness.generators.registry import WORK_BUDGET, GeneratorInfo, estimate_work
-from harness.tasks.patterns import check_pattern
-from harness.tasks.spec import GeneratorSource, TaskSpec
+from harness.spec.patterns import check_pattern
+from harness.spec.task import GeneratorSource, TaskSpec
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ def check_work(spec: TaskSpec, src: GeneratorSource, gen: GeneratorInfo, path: P
                block: str = "source") -> None:
     """Each bucket's smallest and largest difficulty, with each grid point, within the
     generator's work budget (``harness.generators.registry.WORK_BUDGET``)."""
-    from harness.tasks.buckets import build_buckets
-    from harness.tasks.instances import grid_points
+    from harness.items import grid_points
+    from harness.spec.buckets import build_buckets
 
     if gen.work is None:
         return
@@ -129,7 +129,7 @@ def _check_regexes(spec: TaskSpec, path: Path | str) -> None:
 
 
 def _flat(text: str) -> str:
-    from harness.tasks.templates import one_line
+    from harness.templates import one_line
 
     return one_line(text)
 
@@ -230,7 +230,7 @@ def params_model(fn: Callable[..., Any], needs_tokenizer: bool) -> type[BaseMode
 
 def _check_params(src: GeneratorSource, fn: Callable[..., Any], needs_tokenizer: bool,
                   path: Path | str) -> None:
-    from harness.tasks.instances import grid_points
+    from harness.items import grid_points
 
     model = params_model(fn, needs_tokenizer)
     for point in grid_points(src.grid)[:64] or [{}]:  # every key and type, a few combinations
@@ -250,7 +250,7 @@ def _check_params(src: GeneratorSource, fn: Callable[..., Any], needs_tokenizer:
 
 def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | str) -> None:
     from harness.outputs import output_type
-    from harness.tasks.templates import template_variables
+    from harness.templates import template_variables
 
     fields = fields | {spec.fields.difficulty}
     for i, t in enumerate(spec.templates):
@@ -274,8 +274,8 @@ def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | st
 def check_pool(spec: TaskSpec, path: Path | str) -> None:
     """Few-shot k at most the exemplars a generator pool holds (items per pool bucket times the
     buckets a condition draws from)."""
-    from harness.tasks.buckets import build_buckets
-    from harness.tasks.instances import labels, pool_buckets
+    from harness.items import labels, pool_buckets
+    from harness.spec.buckets import build_buckets
 
     pool_src = spec.fewshot.source or spec.source
     if not isinstance(pool_src, GeneratorSource):
@@ -299,8 +299,8 @@ def check_items(spec: TaskSpec, path: Path | str) -> None:
     """One item per bucket of each generator source (the evaluated one, and a few-shot source
     of its own), each within the per-item time budget: a generator that fails or runs too long
     with these parameters is a ``TaskSpecError`` naming the file and the source."""
-    from harness.tasks.buckets import build_buckets
-    from harness.tasks.instances import GeneratedItems, pool_buckets
+    from harness.items import GeneratedItems, pool_buckets
+    from harness.spec.buckets import build_buckets
 
     buckets = build_buckets(spec.buckets, spec.roles)
     sources = [("source", spec.source, buckets),

@@ -16,8 +16,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import TaskSpecError
-from harness.tasks.paths import check_read
-from harness.tasks.spec import OutputSpec, SourceSpec, TaskSpec, type_tags
+from harness.sources.paths import check_read
+from harness.spec.task import OutputSpec, SourceSpec, TaskSpec, type_tags
 
 try:  # the C loader is several times faster; fall back where libyaml is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -68,7 +68,7 @@ def _key_path(root: yaml.Node | None, target: yaml.Node) -> str:
 
 def _yaml_error(path: Path, text: str, e: yaml.YAMLError) -> TaskSpecError:
     """One line for a YAML problem: ``file:line:col: malformed YAML: problem``."""
-    from harness.tasks.templates import one_line
+    from harness.templates import one_line
 
     if isinstance(e, _DuplicateKey):
         try:
@@ -175,7 +175,7 @@ def resolve_includes(path: Path, _stack: tuple[Path, ...] = ()) -> dict[str, Any
         except (OSError, ValueError):  # a NUL byte, a name too long for the file system
             found = False
         if not found:
-            from harness.tasks.templates import one_line
+            from harness.templates import one_line
 
             raise TaskSpecError(f"{path}: include: file not found: {one_line(repr(name), 120)}")
         check_read(target, _stack[0] if _stack else path, "include")
@@ -254,7 +254,7 @@ def _suggestion(err: Mapping[str, Any]) -> tuple[str | None, list[str]]:
 
 
 def _format_error(path: Path | str, err: dict[str, Any], node: yaml.Node | None) -> str:
-    from harness.tasks.templates import one_line
+    from harness.templates import one_line
 
     loc = _file_loc(err)
     dotted = one_line(".".join(str(x) for x in loc), 200) or "(top level)"

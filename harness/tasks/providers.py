@@ -22,9 +22,9 @@ from types import ModuleType
 from harness import plugins
 from harness.errors import HarnessError
 from harness.plugins import Plugin, PluginError
+from harness.spec.task import TaskSpec
 from harness.tasks.loader import spec_from_data
 from harness.tasks.refs import TaskRef, scan_folder
-from harness.tasks.spec import TaskSpec
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.tasks.spec import TaskSpec
+from harness.spec.task import TaskSpec
 
 
 @dataclass(frozen=True)

@@ -20,15 +20,15 @@ import hashlib
 import json
 import os
 import re
-import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import harness
 from harness.cache_paths import cache_root
-from harness.tasks.buckets import build_buckets
-from harness.tasks.spec import TaskSpec
+from harness.files import write_atomic
+from harness.spec.buckets import build_buckets
+from harness.spec.task import TaskSpec
 
 _VERSION = 1
 _INCLUDE = re.compile(r"^include[ \t]*:(.*)$", re.MULTILINE)
@@ -161,7 +161,5 @@ class SummaryCache:
         self._dirty = False
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
-            tmp.write_text(json.dumps({"key": self.key, "entries": self._entries}),
-                           encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps({"key": self.key, "entries": self._entries}),
+                         durable=False)

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError, TaskSpecError
-from harness.tasks.paths import check_read
-from harness.tasks.spec import AnalysisSpec, TaskSpec, TemplatesFromSpec, TemplateSpec
+from harness.sources.paths import check_read
+from harness.spec.task import AnalysisSpec, TaskSpec, TemplatesFromSpec, TemplateSpec
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*)\}")
 _COLUMNS = ("prompt idx", "prompt template")

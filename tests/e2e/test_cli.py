@@ -12,8 +12,8 @@ import pytest
 
 from harness.results import read_samples
 from harness.scoring.report import task_reports
-from harness.tasks.buckets import build_buckets
-from harness.tasks.spec import TaskSpec
+from harness.spec.buckets import build_buckets
+from harness.spec.task import TaskSpec
 
 
 def harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

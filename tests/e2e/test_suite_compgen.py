@@ -11,8 +11,8 @@ from pathlib import Path
 
 from harness.results import read_samples
 from harness.scoring.report import task_reports
-from harness.tasks.buckets import build_buckets
-from harness.tasks.spec import TaskSpec
+from harness.spec.buckets import build_buckets
+from harness.spec.task import TaskSpec
 
 TASKS = ["kb_two_hop", "pcfgset_productivity", "pcfgset_systematicity", "scan_addprim_jump",
          "scan_addprim_turn_left", "scan_length", "scan_simple"]

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from harness.analyses.registry import run_analyses
+from harness.answers.extract import last_boxed
 from harness.config import RunConfig
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.results import read_samples
-from harness.scoring.extract import last_boxed
-from harness.tasks.buckets import build_buckets
-from harness.tasks.spec import TaskSpec
+from harness.spec.buckets import build_buckets
+from harness.spec.task import TaskSpec
 from tests.fixtures.fake_model import FakeLM
 
 ROOT = Path(__file__).resolve().parents[2]

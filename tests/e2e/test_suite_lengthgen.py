@@ -10,9 +10,9 @@ from pathlib import Path
 
 from harness.results import read_samples
 from harness.scoring.report import task_reports
-from harness.tasks.buckets import build_buckets
+from harness.spec.buckets import build_buckets
+from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
-from harness.tasks.spec import TaskSpec
 
 
 def test_lengthgen_suite_on_tiny_model(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from tests.plugins.fakedist import SCRIPTED, harness, make_dist
 MODULE = """\
 from pydantic import BaseModel
 
-from harness.scoring.gap_registry import gap
+from harness.gaps.registry import gap
 
 
 class Rate(BaseModel):

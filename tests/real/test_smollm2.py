@@ -12,8 +12,8 @@ import re
 
 import pytest
 
+from harness.lm import LM, ChatTurn
 from harness.models.backends import load_model
-from harness.models.base import LM, ChatTurn
 from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest
 
 pytestmark = pytest.mark.slow

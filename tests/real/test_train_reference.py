@@ -33,9 +33,9 @@ def _train_module():  # type: ignore[no-untyped-def]
 def test_tiny_model_learns_two_digit_reversed_addition(tmp_path: Path) -> None:
     import torch
 
+    from harness.items import build_instances
+    from harness.outputs.prompts import build_prompt, target_text
     from harness.tasks.index import TaskIndex
-    from harness.tasks.instances import build_instances
-    from harness.tasks.prompts import build_prompt, target_text
 
     tasks = tmp_path / "tasks" / "small"
     tasks.mkdir(parents=True)

@@ -39,7 +39,7 @@ def errors() -> dict[str, str]:
 
 
 def main(path: str) -> None:
-    from harness.models.base import ChatTurn
+    from harness.lm import ChatTurn
     from harness.models.vllm.backend import VLLMModel
     from harness.process import end_process
     from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest

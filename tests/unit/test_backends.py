@@ -113,15 +113,18 @@ def test_lookups_import_only_the_backend_asked_for() -> None:
 
 @pytest.fixture
 def lazy_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Registry[str]]:
-    """A registry whose built-ins "a" and "b" live in two modules and "broken" in one that
+    """A registry whose built-ins are lazy entries: "a" a ``module:object`` (the object is the
+    item), "b" a module registering it with the registry's decorator, and "broken" in one that
     imports a package that is not installed."""
     (tmp_path / "lazyreg_home.py").write_text(
         "from harness.registry import Registry\n"
-        "REG = Registry('thing', 'harness.no-such-group', {'a': 'lazyreg_a', 'b': 'lazyreg_b',"
-        " 'broken': 'lazyreg_broken'}, list_known=True)\n")
-    for name in ("a", "b"):
-        (tmp_path / f"lazyreg_{name}.py").write_text(
-            f"from lazyreg_home import REG\nREG.add({name!r}, {name.upper()!r})\n")
+        "REG = Registry('thing', 'harness.no-such-group', entries={'a': 'lazyreg_a:A',"
+        " 'b': 'lazyreg_b', 'broken': 'lazyreg_broken:X'}, list_known=True,"
+        " from_object=lambda name, obj: obj)\n"
+        "thing = REG.decorator(lambda name, fn: fn())\n")
+    (tmp_path / "lazyreg_a.py").write_text("A = 'A'\n")
+    (tmp_path / "lazyreg_b.py").write_text(
+        "from lazyreg_home import thing\n\n@thing('b')\ndef b():\n    return 'B'\n")
     (tmp_path / "lazyreg_broken.py").write_text("import no_such_package_for_lazyreg\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     import lazyreg_home
@@ -129,6 +132,32 @@ def lazy_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[R
     yield lazyreg_home.REG
     for mod in ("lazyreg_home", "lazyreg_a", "lazyreg_b", "lazyreg_broken"):
         sys.modules.pop(mod, None)
+
+
+def test_a_package_registry_imports_every_module_of_its_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One file plus its decorator is a new built-in: no list names the module."""
+    pkg = tmp_path / "lazypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "from harness.registry import Registry\n"
+        "REG = Registry('widget', None, package='lazypkg')\n"
+        "widget = REG.decorator(lambda name, fn, size: (fn(), size))\n")
+    for name in ("one", "two"):
+        (pkg / f"{name}.py").write_text(
+            f"from lazypkg import widget\n\n@widget({name!r}, size=len({name!r}))\n"
+            f"def {name}():\n    return {name.upper()!r}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import lazypkg
+
+    try:
+        assert lazypkg.REG.names() == ["one", "two"]
+        assert lazypkg.REG.get("two") == ("TWO", 3)
+        with pytest.raises(UnknownNameError, match="unknown widget 'three'"):
+            lazypkg.REG.get("three")
+    finally:
+        for mod in ("lazypkg", "lazypkg.one", "lazypkg.two"):
+            sys.modules.pop(mod, None)
 
 
 def test_builtins_by_name_are_imported_one_by_one(lazy_registry: Registry[str]) -> None:

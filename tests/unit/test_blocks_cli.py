@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from harness.analyses.registry import analysis_names
+from harness.answers.metrics import METRICS
 from harness.errors import TaskSpecError
+from harness.gaps.registry import GAPS
 from harness.generators.registry import generator_names
-from harness.scoring.gap_registry import GAPS
-from harness.scoring.metrics import METRICS
 from harness.tasks.loader import load_spec
 from tests.helpers import run_harness
 from tests.plugins.fakedist import harness, make_dist, task_yaml

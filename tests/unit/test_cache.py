@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.models.base import OnDone
+from harness.lm import OnDone
 from harness.models.cache import CachedLM, ResponseCache, model_key
 from harness.requests import GenerateRequest, GenerateResponse, LoglikelihoodRequest
 from harness.testing import ScriptedLM

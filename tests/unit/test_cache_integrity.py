@@ -17,7 +17,7 @@ import pytest
 
 from harness.cli.cache_cmd import info as cache_info
 from harness.config import RunConfig
-from harness.models.base import OnDone
+from harness.lm import OnDone
 from harness.models.cache import CachedLM, ResponseCache
 from harness.models.cache_store import DB_NAME, row_checksum
 from harness.requests import GenerateRequest, GenerateResponse
@@ -239,7 +239,7 @@ def test_damage_met_in_the_middle_of_a_run_is_recovered(tmp_path: Path,
 def test_an_edited_response_is_recomputed_in_an_eval(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The issue's probe: an edited response must not change a run's numbers."""
-    ev = importlib.import_module("harness.evaluate")  # the package exports the function
+    ev = importlib.import_module("harness.evaluation")  # the package exports the function
 
     models: list[FakeLM] = []
 

@@ -11,7 +11,7 @@ import pytest
 
 from harness import cache_paths
 from harness.config import RunConfig
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.models import backends
 from harness.sources.files import fetch_file
 from harness.testing import scripted_backend

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from harness.errors import HarnessError
-from harness.leaderboard.paired import compare_runs, mcnemar
+from harness.leaderboard.paired import compare_runs
+from harness.leaderboard.scores import sign_test
 from harness.scoring.intervals import diff_interval, exact_limits, proportion
 from harness.scoring.records import SampleRecord
 from tests.unit.test_leaderboard_fixtures import TaskSpecLite, make_results, record, write_run
@@ -86,27 +87,27 @@ def test_known_pairs_give_difference_counts_and_p_values(known: tuple[Path, Path
 def test_p_values_match_scipy_when_installed() -> None:
     stats = pytest.importorskip("scipy.stats")
     for b, c in [(0, 3), (1, 6), (4, 9), (12, 12)]:
-        assert mcnemar(b, c)[0] == pytest.approx(stats.binomtest(b, b + c, 0.5).pvalue)
+        assert sign_test(b, c)[0] == pytest.approx(stats.binomtest(b, b + c, 0.5).pvalue)
     for b, c in [(10, 25), (30, 31), (50, 20)]:
         stat = (abs(b - c) - 1) ** 2 / (b + c)
-        assert mcnemar(b, c)[0] == pytest.approx(stats.chi2.sf(stat, 1))
+        assert sign_test(b, c)[0] == pytest.approx(stats.chi2.sf(stat, 1))
 
 
-def test_mcnemar_edge_cases() -> None:
-    assert mcnemar(0, 0) == (1.0, "none")
-    assert mcnemar(3, 3) == (1.0, "exact-binomial")  # capped at 1
-    assert mcnemar(0, 5) == (pytest.approx(2 / 32), "exact-binomial")
-    assert mcnemar(12, 13)[1] == "chi2-continuity"  # 25 discordant pairs: asymptotic
+def test_sign_test_edge_cases() -> None:
+    assert sign_test(0, 0) == (1.0, "none")
+    assert sign_test(3, 3) == (1.0, "exact-binomial")  # capped at 1
+    assert sign_test(0, 5) == (pytest.approx(2 / 32), "exact-binomial")
+    assert sign_test(12, 13)[1] == "chi2-continuity"  # 25 discordant pairs: asymptotic
 
 
 def test_p_values_match_values_computed_with_scipy() -> None:
     # reference values from scipy 1.x: stats.binomtest(b, b + c, 0.5).pvalue and
     # stats.chi2.sf((|b - c| - 1)² / (b + c), 1), computed once outside the test suite
-    assert mcnemar(4, 9)[0] == pytest.approx(0.266845703125, abs=1e-12)
-    assert mcnemar(0, 3)[0] == pytest.approx(0.25, abs=1e-12)
-    assert mcnemar(10, 25)[0] == pytest.approx(0.01796047752607879, rel=1e-9)
-    assert mcnemar(50, 20)[0] == pytest.approx(0.0005279431738299794, rel=1e-9)
-    assert mcnemar(30, 31)[0] == pytest.approx(1.0)
+    assert sign_test(4, 9)[0] == pytest.approx(0.266845703125, abs=1e-12)
+    assert sign_test(0, 3)[0] == pytest.approx(0.25, abs=1e-12)
+    assert sign_test(10, 25)[0] == pytest.approx(0.01796047752607879, rel=1e-9)
+    assert sign_test(50, 20)[0] == pytest.approx(0.0005279431738299794, rel=1e-9)
+    assert sign_test(30, 31)[0] == pytest.approx(1.0)
 
 
 def test_paired_interval_matches_normal_approximation(tmp_path: Path) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError, TaskSpecError
-from harness.tasks.difficulty import parse_difficulty, quantile_edges
-from harness.tasks.instances import build_instances
+from harness.items import build_instances
+from harness.spec.difficulty import parse_difficulty, quantile_edges
+from harness.spec.task import TaskSpec
 from harness.tasks.loader import load_spec
-from harness.tasks.spec import TaskSpec
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks" / "easy2hard"
 

@@ -15,11 +15,11 @@ from harness.cli.main import app
 from harness.data import export as export_mod
 from harness.data.export import ExportReport, export, export_to
 from harness.errors import HarnessError
+from harness.items import build_instances
+from harness.outputs.prompts import build_prompt
+from harness.spec.task import GeneratorSource, TaskSpec
 from harness.tasks.index import TaskIndex
-from harness.tasks.instances import build_instances
-from harness.tasks.prompts import build_prompt
 from harness.tasks.refs import TaskRef
-from harness.tasks.spec import GeneratorSource, TaskSpec
 
 TASK = "lengthgen/addition_reversed"
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from harness.answers.extract import extract
 from harness.errors import TaskSpecError
-from harness.scoring.extract import extract
-from harness.tasks.patterns import compile_pattern
-from harness.tasks.spec import ExtractSpec
+from harness.spec.patterns import compile_pattern
+from harness.spec.task import ExtractSpec
 
 
 def ex(text: str, kind: str, pattern: str | None = None) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.sources.files import fetch_file, read_records
-from harness.tasks.spec import FilesSource
+from harness.spec.task import FilesSource
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 from harness.config import RunConfig
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.models import backends
 from harness.testing import ScriptedLM, scripted_backend
 

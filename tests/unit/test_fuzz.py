@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("hypothesis")
 
-from harness.fuzzing import KINDS, run  # noqa: E402
+from tests.fuzzing import KINDS, run  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", [0, 1])

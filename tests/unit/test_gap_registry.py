@@ -15,16 +15,16 @@ from pydantic import BaseModel
 
 from harness.config import RunConfig
 from harness.errors import HarnessError, TaskSpecError
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
+from harness.gaps.builtin import GapReport, gaps_from_scores
+from harness.gaps.registry import GAPS, GapContext, gap
 from harness.results import read_samples
-from harness.scoring.gap_registry import GAPS, GapContext, gap
-from harness.scoring.gaps import GapReport, gaps_from_scores
 from harness.scoring.intervals import diff_interval, proportion, ratio_interval
 from harness.scoring.report import task_reports
 from harness.scoring.stats import bootstrap_means, percentile_ci, r10
-from harness.tasks.buckets import Bucket, build_buckets
+from harness.spec.buckets import Bucket, build_buckets
+from harness.spec.task import GapsSpec, TaskSpec
 from harness.tasks.loader import load_spec
-from harness.tasks.spec import GapsSpec, TaskSpec
 from tests.fixtures.fake_model import FakeLM
 
 

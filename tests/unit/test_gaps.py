@@ -9,15 +9,15 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from harness.gaps.builtin import compute_gaps
 from harness.scoring.aggregates import aggregate_buckets, aggregate_roles
-from harness.scoring.gaps import compute_gaps
 from harness.scoring.intervals import exact_limits
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns, task_reports, template_report
 from harness.scoring.stats import percentile_ci, ratio_ci
 from harness.seeding import derive_seed
-from harness.tasks.buckets import Bucket
-from harness.tasks.spec import GapsSpec
+from harness.spec.buckets import Bucket
+from harness.spec.task import GapsSpec
 
 # Per-value buckets over "digits" 1..5; 1 and 2 are in distribution.
 BUCKETS = [

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.generators.registry import GeneratorInfo, get_generator, run_generator
 from tests.fixtures.fake_model import FakeLM
 from tests.helpers import within
@@ -165,10 +165,10 @@ def test_every_integer_parameter_at_its_limit_is_refused_or_bounded(
     in one line) in bounded time; never a hang or a traceback."""
     import inspect
 
-    from harness.tasks.buckets import build_buckets
+    from harness.spec.buckets import build_buckets
+    from harness.spec.task import GeneratorSource
     from harness.tasks.item_checks import LIMITS
     from harness.tasks.loader import load_spec
-    from harness.tasks.spec import GeneratorSource
 
     monkeypatch.setenv("GENHARNESS_ITEM_SECONDS", "2")
     outcomes: dict[str, str] = {}

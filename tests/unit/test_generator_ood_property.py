@@ -13,9 +13,9 @@ import pytest
 
 from harness.generators.registry import get_generator, run_generator
 from harness.generators.scan import SPLITS, all_pairs, split_side
+from harness.items import Instance, build_instances
+from harness.spec.task import GeneratorSource, TaskSpec
 from harness.tasks.index import TaskIndex
-from harness.tasks.instances import Instance, build_instances
-from harness.tasks.spec import GeneratorSource, TaskSpec
 
 RUN_SEEDS = range(4)  # run seeds at which each task's items are built
 SWEEP = range(300)  # seeds of the direct generator sweeps

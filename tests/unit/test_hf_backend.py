@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
-from harness import cache_paths, plugins
+from harness import cache_paths, files, plugins
 from harness.errors import HarnessError, ModelLoadError, UnknownNameError
+from harness.lm import ChatTurn
 from harness.models import aliases, backends
+from harness.models import gguf as gguf_mod
 from harness.models.backends import load_model, parse_model_args
-from harness.models.base import ChatTurn
 from harness.requests import GenerateRequest, LoglikelihoodRequest, RollingRequest
 
 torch = pytest.importorskip("torch")
@@ -432,16 +433,16 @@ def test_oom_with_fixed_batch_size(tiny_model_dir: Path, monkeypatch: pytest.Mon
 # -- aliases ----------------------------------------------------------------------------------
 
 
-def test_file_sha256_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_sha256_file_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(aliases.CACHE_ENV, str(tmp_path / "cache"))
     f = tmp_path / "w.bin"
     f.write_bytes(b"abc")
-    assert aliases.file_sha256(f) == hashlib.sha256(b"abc").hexdigest()
+    assert files.cached_sha256_file(f) == hashlib.sha256(b"abc").hexdigest()
     [entry] = (cache_paths.cache_root() / "sha256").iterdir()
     entry.write_text("f" * 64)
-    assert aliases.file_sha256(f) == "f" * 64  # read from the cache, not recomputed
+    assert files.cached_sha256_file(f) == "f" * 64  # read from the cache, not recomputed
     f.write_bytes(b"abcd")  # new size → new key
-    assert aliases.file_sha256(f) == hashlib.sha256(b"abcd").hexdigest()
+    assert files.cached_sha256_file(f) == hashlib.sha256(b"abcd").hexdigest()
 
 
 def test_alias_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -476,7 +477,7 @@ def _fake_alias(
         return lm, transformers.AutoTokenizer.from_pretrained(tiny_model_dir)
 
     loads: list[str] = []
-    monkeypatch.setattr(aliases, "_load_gguf", load_gguf)
+    monkeypatch.setattr(gguf_mod, "_load_gguf", load_gguf)
     return gguf, loads
 
 

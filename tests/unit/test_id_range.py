@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from harness.errors import TaskSpecError
 from harness.generators.arithmetic import addition, hinted
 from harness.generators.sequences import copy
-from harness.tasks.buckets import build_buckets
+from harness.spec.buckets import build_buckets
+from harness.spec.task import BucketsSpec, RolesSpec
 from harness.tasks.loader import load_spec
-from harness.tasks.spec import BucketsSpec, RolesSpec
 
 REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "reference_models" / "tasks"
 

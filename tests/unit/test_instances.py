@@ -9,11 +9,11 @@ import pytest
 
 from harness.errors import HarnessError, UnknownNameError
 from harness.generators.registry import get_generator, run_generator
-from harness.tasks.buckets import assign, build_buckets
+from harness.items import build_instances, select_fewshot
+from harness.spec.buckets import assign, build_buckets
+from harness.spec.task import BucketsSpec, RolesSpec
 from harness.tasks.index import TaskIndex
-from harness.tasks.instances import build_instances, select_fewshot
 from harness.tasks.loader import load_spec
-from harness.tasks.spec import BucketsSpec, RolesSpec
 
 
 def test_addition_is_deterministic_and_controls_digits() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from tests.fixtures.fake_model import FakeLM
 
 TASK = """\

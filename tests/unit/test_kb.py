@@ -84,8 +84,8 @@ def test_every_ood_relation_is_asked_in_distribution_by_the_shipped_task() -> No
     """Issue 17 item 6: two of the three held-out compositions needed relations (mayor_of,
     led_by) that no ID question or exemplar asked; now every relation an OOD item needs is asked
     by ID items, in a 2-hop question and on its own (the hop1 / hop2 sub-questions)."""
+    from harness.items import build_instances
     from harness.tasks.index import TaskIndex
-    from harness.tasks.instances import build_instances
 
     index = TaskIndex.build([])
     ref = index.resolve(["compgen/kb_two_hop"])[0]

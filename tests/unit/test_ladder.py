@@ -11,7 +11,7 @@ import pytest
 
 from harness.generators.ladder import OOD_OFFSET, decode, ladder
 from harness.generators.registry import get_generator, run_generator
-from harness.tasks.instances import build_instances
+from harness.items import build_instances
 from harness.tasks.loader import load_spec
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks" / "easy2hard"

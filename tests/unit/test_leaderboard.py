@@ -16,8 +16,8 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 
 from harness.errors import HarnessError  # noqa: E402
-from harness.leaderboard import schema  # noqa: E402
-from harness.leaderboard.aggregate import collect  # noqa: E402
+from harness.leaderboard import board_file as schema  # noqa: E402
+from harness.leaderboard.aggregate import board_from_runs  # noqa: E402
 from harness.leaderboard.build import build  # noqa: E402
 from harness.leaderboard.collect import load_leaderboard, load_results  # noqa: E402
 from harness.results import Results  # noqa: E402
@@ -40,7 +40,7 @@ def _runs(tmp_path: Path) -> list[Path]:
 
 
 def test_entries_ranked_with_hand_computed_columns(tmp_path: Path) -> None:
-    board = collect(_runs(tmp_path)).board
+    board = board_from_runs(_runs(tmp_path)).board
     # alpha ran 2 tasks, beta 1: different task sets are ranked in separate groups
     assert [(e.label, e.group, e.rank) for e in board.entries] == [("alpha", 0, 1),
                                                                     ("beta", 1, 1)]
@@ -66,12 +66,12 @@ def test_ties_share_rank(tmp_path: Path) -> None:
     paths = _runs(tmp_path)
     paths.append(write_run(tmp_path / "gamma", make_results("gamma", [ADD_A, SCAN_A])))
     paths.append(write_run(tmp_path / "delta", make_results("delta", [ADD_B])))
-    ranks = {e.label: (e.group, e.rank) for e in collect(paths).board.entries}
+    ranks = {e.label: (e.group, e.rank) for e in board_from_runs(paths).board.entries}
     assert ranks == {"alpha": (0, 1), "gamma": (0, 1), "beta": (1, 1), "delta": (1, 1)}
 
 
 def test_task_boards_have_one_cell_per_bucket(tmp_path: Path) -> None:
-    board = collect(_runs(tmp_path)).board
+    board = board_from_runs(_runs(tmp_path)).board
     add = next(t for t in board.tasks if t.task == "lengthgen/addition")
     assert [b.label for b in add.buckets] == ["1", "2", "3", "4"]
     assert [b.role for b in add.buckets] == ["ID", "ID", "OOD", "OOD"]
@@ -99,7 +99,7 @@ def test_latest_duplicate_wins_and_conflicts_are_reported(tmp_path: Path) -> Non
     old = write_run(tmp_path / "old", _at(make_results("alpha", [ADD_A, SCAN_A]), 1_000_000))
     same = write_run(tmp_path / "same", _at(make_results("alpha", [SCAN_A]), 1_500_000))
     os.utime(new, (1, 1))  # an old mtime on the newest run changes nothing
-    board = collect([new, old, same]).board
+    board = board_from_runs([new, old, same]).board
     assert len(board.entries) == 1
     by_path = {s.started_at: s.path for s in board.sources}
     assert [s.started_at for s in board.sources] == sorted(by_path)  # oldest first
@@ -109,7 +109,7 @@ def test_latest_duplicate_wins_and_conflicts_are_reported(tmp_path: Path) -> Non
     assert (conflict.task, conflict.kept, conflict.dropped) == (
         ADD_A.task, by_path["1970-01-24T03:33:20Z"], by_path["1970-01-12T13:46:40Z"])
     assert "numbers differ" in conflict.reason
-    assert collect([same, old, new]).board == board  # argument order does not matter
+    assert board_from_runs([same, old, new]).board == board  # argument order does not matter
 
 
 def test_different_configurations_are_separate_entries(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ def test_different_configurations_are_separate_entries(tmp_path: Path) -> None:
     a1 = write_run(tmp_path / "s1", make_results("alpha", [ADD_B], seed=1))
     dev = write_run(tmp_path / "dev", make_results("alpha", [ADD_A], seed=0,
                                                    model_args={"device": "cuda:0"}))
-    board = collect([a0, a1, dev]).board  # device is not part of the configuration
+    board = board_from_runs([a0, a1, dev]).board  # device is not part of the configuration
     assert sorted(e.label for e in board.entries) == ["alpha [seed=0]", "alpha [seed=1]"]
     assert len({e.id for e in board.entries}) == 2 and not board.conflicts
 
@@ -255,8 +255,8 @@ def test_gap_columns_come_from_the_gaps_metadata() -> None:
     """The built-in gaps declare their titles, direction and aggregation with @gap (the board's
     "gap" column is id_ood's title, lower is better); other gaps' columns follow the same
     headline-then-name order as analyses', with the defaults where no built-in declares them."""
+    from harness.gaps.registry import board_info
     from harness.leaderboard.registered import gap_better, gap_columns, gap_head, gap_title
-    from harness.scoring.gap_registry import board_info
 
     assert gap_title("id_ood") == "gap" and gap_better("id_ood") == "low"
     assert gap_head("retention") == "retention ↑" and gap_head("horizon") == "horizon ↑"

@@ -14,16 +14,16 @@ import pytest
 pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 
+from harness.gaps.builtin import GapReport  # noqa: E402
 from harness.leaderboard.build import build  # noqa: E402
 from harness.leaderboard.check import (  # noqa: E402
     board_specs,
     manifest,
     rebuild_diff,
-    stale_tasks,
 )
 from harness.leaderboard.scores import holm, items_for, worst_half_width  # noqa: E402
+from harness.leaderboard.stale import stale_tasks  # noqa: E402
 from harness.scoring.stats import wilson_interval  # noqa: E402
-from harness.scoring.gaps import GapReport  # noqa: E402
 from tests.unit.test_leaderboard_fixtures import (  # noqa: E402
     TaskSpecLite,
     make_results,

@@ -15,7 +15,8 @@ from typing import Any
 
 from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
-from harness.models.base import ModelIdentity
+from harness.gaps.builtin import GapReport, Horizon, IdOodGap, Retention
+from harness.lm import ModelIdentity
 from harness.results import (
     SCHEMA_VERSION,
     Environment,
@@ -25,7 +26,6 @@ from harness.results import (
     write_results,
 )
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
-from harness.scoring.gaps import GapReport, Horizon, IdOodGap, Retention
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
 from harness.scoring.stats import wilson_interval

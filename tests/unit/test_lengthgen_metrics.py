@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from harness.analyses.registry import get_analysis
-from harness.scoring.metrics import get_metric
+from harness.answers.metrics import get_metric
 from harness.scoring.records import SampleRecord
-from harness.tasks.buckets import build_buckets
-from harness.tasks.spec import BucketsSpec, RolesSpec
+from harness.spec.buckets import build_buckets
+from harness.spec.task import BucketsSpec, RolesSpec
 
 
 @pytest.mark.parametrize("pred,target,score", [

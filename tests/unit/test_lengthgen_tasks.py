@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import RunConfig
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.results import read_samples
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
@@ -53,8 +53,8 @@ def test_reference_answers_score_one_and_wrong_answers_zero(task: str, tmp_path:
 
 @pytest.mark.parametrize("task", sorted(REFS))
 def test_exemplars_come_from_id_buckets_only(task: str) -> None:
-    from harness.tasks.buckets import build_buckets
-    from harness.tasks.instances import build_instances, select_fewshot
+    from harness.items import build_instances, select_fewshot
+    from harness.spec.buckets import build_buckets
 
     spec = INDEX.spec(REFS[task])
     inst = build_instances(spec, task, 0, REFS[task].base_dir, 3)

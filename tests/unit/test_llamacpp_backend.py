@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from harness import files
 from harness.errors import HarnessError, ModelLoadError
 from harness.models import aliases
 from harness.models.cache import model_key
@@ -144,7 +145,7 @@ def test_sampling_is_seeded(lm: LlamaCppModel) -> None:
 def test_identity_and_cache_key(lm: LlamaCppModel, hf: HFModel, tiny_gguf: Path) -> None:
     ident = lm.identity
     assert ident.backend == "llamacpp" and ident.dtype == "F32" and ident.device == "cpu"
-    assert ident.weights_sha256 == aliases.file_sha256(tiny_gguf)
+    assert ident.weights_sha256 == files.cached_sha256_file(tiny_gguf)
     assert ident.path == str(tiny_gguf.resolve())
     assert ident.revision and ident.revision.startswith("llama-cpp-python ")
     assert model_key(ident) != model_key(hf.identity)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.scoring.extract import extract, last_boxed
-from harness.scoring.math_equiv import latex_to_expr, math_equiv, normalize_latex
-from harness.scoring.metrics import get_metric
-from harness.tasks.spec import ExtractSpec
+from harness.answers.extract import extract, last_boxed
+from harness.answers.math_equiv import latex_to_expr, math_equiv, normalize_latex
+from harness.answers.metrics import get_metric
+from harness.spec.task import ExtractSpec
 
 
 @pytest.mark.parametrize(("text", "want"), [

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from harness.errors import HarnessError, UnknownNameError
-from harness.scoring import metrics
-from harness.scoring.metrics import (
+from harness.answers import metrics
+from harness.answers.metrics import (
     get_metric,
     metric,
     metric_names,
     normalize_answer,
     parse_number,
 )
+from harness.errors import HarnessError, UnknownNameError
 
 
 def test_builtins_listed() -> None:
@@ -118,7 +118,7 @@ def _fake_eps(monkeypatch: pytest.MonkeyPatch, *eps: EntryPoint) -> None:
 
 def test_entry_point_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
     ep = EntryPoint(
-        name="plug_len", value="harness.scoring.metrics:exact_match", group="harness.metrics"
+        name="plug_len", value="harness.answers.metrics:exact_match", group="harness.metrics"
     )
     bad = EntryPoint(name="plug_bad", value="no_such_module_xyz:f", group="harness.metrics")
     _fake_eps(monkeypatch, ep, bad)
@@ -140,7 +140,7 @@ def test_entry_point_loaded_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_numeric_match_long_integers_are_exact() -> None:
-    from harness.scoring.metrics import numeric_match
+    from harness.answers.metrics import numeric_match
 
     # a 15-digit sum off by one is within a relative 1e-6 but is a wrong answer
     assert numeric_match("123456789012346", "123456789012345") == 0.0

@@ -24,8 +24,8 @@ except ImportError:  # pragma: no cover - the openai extra is part of the dev se
     pytest.skip("httpx is not installed: pip install -e '.[openai]'", allow_module_level=True)
 
 from harness.errors import HarnessError, ModelLoadError
+from harness.lm import ChatTurn
 from harness.models.backends import load_model
-from harness.models.base import ChatTurn
 from harness.models.openai.backend import OpenAIModel
 from harness.models.openai.http import RetryPolicy, parse_retry_after
 from harness.models.openai.parse import continuation_score, prompt_logprobs

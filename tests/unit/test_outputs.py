@@ -11,22 +11,28 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError, TaskSpecError
+from harness.items import build_instances
 from harness.outputs import OUTPUT_TYPES, Oracle, output_type
 from harness.runner import prepare
+from harness.spec.task import OutputSpec, type_tags
 from harness.strategies import STRATEGIES
 from harness.tasks.index import TaskIndex
-from harness.tasks.instances import build_instances
 from harness.tasks.loader import load_spec
-from harness.tasks.spec import OutputSpec, type_tags
 from tests.fixtures.fake_model import FakeLM
 
 
 def test_every_output_type_of_the_schema_has_its_object() -> None:
+    """The union is the registration: each member's handler is its OutputType, imported only
+    when asked for."""
     members = get_args(get_args(OutputSpec)[0])
-    assert list(OUTPUT_TYPES) == type_tags(OutputSpec) == ["generate", "multiple_choice"]
-    assert [t.model for t in OUTPUT_TYPES.values()] == list(members)
-    assert [t.name for t in OUTPUT_TYPES.values()] == list(OUTPUT_TYPES)
-    assert [t.generates for t in OUTPUT_TYPES.values()] == [True, False]
+    assert list(OUTPUT_TYPES.builtin_names) == type_tags(OutputSpec) == [
+        "generate", "multiple_choice"]
+    types = [OUTPUT_TYPES.get(name) for name in OUTPUT_TYPES.names()]
+    assert [t.spec_model for t in types] == list(members)
+    assert [t.name for t in types] == OUTPUT_TYPES.names()
+    assert [t.generates for t in types] == [True, False]
+    with pytest.raises(HarnessError, match="unknown output type 'choice'"):
+        OUTPUT_TYPES.get("choice")
 
 
 def test_a_union_tag_never_shows_in_an_error_path(tmp_path: Path) -> None:

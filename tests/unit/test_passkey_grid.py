@@ -10,9 +10,9 @@ import pytest
 
 from harness.analyses.lengthgen import effective_length_analysis
 from harness.errors import TaskSpecError
+from harness.items import build_instances, grid_points
 from harness.scoring.records import SampleRecord
 from harness.tasks.index import TaskIndex
-from harness.tasks.instances import build_instances, grid_points
 from harness.tasks.loader import load_spec
 
 DEPTHS = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -65,7 +65,7 @@ def rec(length: int, depth: float, i: int, score: float, index: int) -> SampleRe
 
 
 def test_per_depth_rows_carry_n_and_wilson_intervals_and_untested_lengths() -> None:
-    from harness.tasks.buckets import Bucket
+    from harness.spec.buckets import Bucket
 
     lengths = [128, 256, 512, 1024]
     buckets = [Bucket(i, str(v), float(v), float(v), True, "ID" if v <= 256 else "OOD")

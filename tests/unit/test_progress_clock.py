@@ -11,7 +11,7 @@ import pytest
 
 from harness import progress as progress_mod
 from harness.config import RunConfig
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.progress import PREFILL_WEIGHT, RunClock, duration, prompt_weight
 from harness.requests import GenerateRequest, GenerateResponse
 from harness.tasks.index import TaskIndex

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.config import RunConfig
-from harness.evaluate import evaluate
-from harness.models.base import ModelIdentity
+from harness.evaluation import evaluate
+from harness.lm import ModelIdentity
 from harness.results import public_identity, public_path
 from harness.testing import ScriptedLM
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from harness.answers.extract import extract
 from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import TaskSpecError
-from harness.evaluate import evaluate
-from harness.scoring.extract import extract
-from harness.tasks.spec import ExtractSpec
+from harness.evaluation import evaluate
+from harness.spec.task import ExtractSpec
 from tests.fixtures.fake_model import FakeLM
 from tests.helpers import within
 

@@ -17,14 +17,14 @@ from rich.table import Table
 
 from harness.cli.run_tables import print_results, table_title
 from harness.config import RunConfig
-from harness.models.base import ModelIdentity
+from harness.gaps.builtin import GapReport, Horizon, IdOodGap, Retention
+from harness.items import build_instances
+from harness.lm import ModelIdentity
 from harness.results import SCHEMA_VERSION, Environment, HarnessInfo, Results, TaskResult
 from harness.runner import conditions
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
-from harness.scoring.gaps import GapReport, Horizon, IdOodGap, Retention
 from harness.scoring.report import TemplateReport
 from harness.tasks.index import TaskIndex
-from harness.tasks.instances import build_instances
 
 SUITES = ["lengthgen", "compgen", "easy2hard", "instructdiv"]
 

@@ -13,7 +13,7 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.leaderboard.inputs import load_results
 from harness.rescore import rescore
 from harness.tasks.index import TaskIndex

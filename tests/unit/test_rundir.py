@@ -17,12 +17,13 @@ import pytest
 from harness import results as results_mod
 from harness.config import RunConfig
 from harness.errors import HarnessError, Interrupted
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
+from harness.files import sha256_file
 from harness.results import SamplesFile, SampleWriter, read_samples
 from harness.rundir import LOCK_NAME, MANIFEST_NAME, OutputError, RunLock
 from harness.scoring.report import task_reports
-from harness.tasks.buckets import build_buckets
-from harness.tasks.spec import TaskSpec
+from harness.spec.buckets import build_buckets
+from harness.spec.task import TaskSpec
 from tests.fixtures.fake_model import FakeLM
 
 
@@ -127,7 +128,7 @@ def test_samples_sha256_recorded_and_checked(tmp_path: Path) -> None:
     res = evaluate(cfg(tmp_path), model=echo())
     (task,) = res.tasks
     path = tmp_path / task.samples_file
-    assert task.samples_sha256 == results_mod.file_sha256(path)
+    assert task.samples_sha256 == sha256_file(path)
     spec = TaskSpec.model_validate(task.spec)
     buckets = build_buckets(spec.buckets, spec.roles)
     again = task_reports(SamplesFile.of(tmp_path, task), buckets, spec.gaps, 0)
@@ -202,5 +203,5 @@ def test_disk_full_is_one_line_and_the_rerun_resumes(tmp_path: Path,
     assert not (tmp_path / "results.json").exists() and not (tmp_path / LOCK_NAME).exists()
     monkeypatch.setattr(results_mod, "open_new", real)
     res = evaluate(cfg(tmp_path), model=echo())  # same folder, same configuration: resumes
-    assert res.tasks[0].samples_sha256 == results_mod.file_sha256(
+    assert res.tasks[0].samples_sha256 == sha256_file(
         tmp_path / res.tasks[0].samples_file)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from harness.config import RunConfig
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.results import read_samples
 from harness.scoring.report import task_reports
-from harness.tasks.buckets import build_buckets
-from harness.tasks.spec import TaskSpec
+from harness.spec.buckets import build_buckets
+from harness.spec.task import TaskSpec
 from tests.fixtures.fake_model import FakeLM
 
 EQ = re.compile(r"(\d+)(?: \+ | plus )(\d+)(?: =|\?\nAnswer:)$")

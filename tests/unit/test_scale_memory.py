@@ -15,17 +15,17 @@ import numpy as np
 import pytest
 
 from harness.config import RunConfig
-from harness.evaluate import evaluate
-from harness.models.base import LM, ModelIdentity, OnDone
+from harness.evaluation import evaluate
+from harness.items import GeneratedItems, build_instances
+from harness.lm import LM, ModelIdentity, OnDone
 from harness.requests import GenerateRequest, GenerateResponse
 from harness.results import SLIM, SamplesFile, SampleWriter, read_samples
 from harness.scoring import stats
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns, task_reports
-from harness.tasks.buckets import build_buckets
-from harness.tasks.instances import GeneratedItems, build_instances
+from harness.spec.buckets import build_buckets
+from harness.spec.task import BucketsSpec, GapsSpec, RolesSpec
 from harness.tasks.loader import load_spec
-from harness.tasks.spec import BucketsSpec, GapsSpec, RolesSpec
 
 TASK = """\
 name: copy_mem

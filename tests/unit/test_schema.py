@@ -12,9 +12,9 @@ import jsonschema
 import pytest
 import yaml
 
+from harness.answers.extract import EXTRACTORS
 from harness.schema import BASE_SCHEMA, TASK_SCHEMA, shipped_dir, shipped_texts, task_schema
 from harness.schema.reference import reference_markdown
-from harness.scoring.extract import EXTRACTORS
 from harness.tasks.loader import resolve_includes
 from tests.helpers import run_harness
 

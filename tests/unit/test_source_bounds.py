@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 from harness.errors import HarnessError
-from harness.tasks.instances import build_instances
+from harness.items import build_instances
 from harness.tasks.loader import load_spec
 from tests.helpers import within
 

@@ -11,17 +11,17 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.generators.scan import interpret, render_actions, subcommands
-from harness.models.base import LM
+from harness.items import Instance
+from harness.lm import LM
 from harness.results import read_samples
+from harness.scoring.prepared import Prepared
 from harness.scoring.records import SampleRecord
-from harness.scoring.score import Prepared
+from harness.spec.task import TaskSpec
 from harness.strategies import STRATEGIES, check_strategy
 from harness.strategies.base import Chain, StrategyInput, chained
 from harness.strategies.direct import direct
-from harness.tasks.instances import Instance
-from harness.tasks.spec import TaskSpec
 from tests.fixtures.fake_model import FakeLM
 
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.config import RunConfig
-from harness.evaluate import evaluate
-from harness.models.base import OnDone
+from harness.evaluation import evaluate
+from harness.lm import OnDone
 from harness.requests import GenerateRequest, GenerateResponse
 from harness.testing import ScriptedLM
 

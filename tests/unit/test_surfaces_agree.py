@@ -13,7 +13,7 @@ import pytest
 
 from harness.cli.run_tables import gap_lines
 from harness.config import RunConfig
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.leaderboard.build import build
 from harness.leaderboard.paired import compare_runs
 from harness.leaderboard.plots import task_file_stem

@@ -13,7 +13,7 @@ from scipy.stats import binom
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluate import evaluate
+from harness.evaluation import evaluate
 from harness.precision_rounds import FIRST_ROUND, reach, run_rounds, widest
 from harness.results import Results
 from harness.scoring.stats import wilson_interval

@@ -9,10 +9,10 @@ import time
 import pytest
 
 from harness.errors import HarnessError
-from harness.tasks.instances import Instance
-from harness.tasks.prompts import build_prompt
-from harness.tasks.spec import TaskSpec
-from harness.tasks.templates import (
+from harness.items import Instance
+from harness.outputs.prompts import build_prompt
+from harness.spec.task import TaskSpec
+from harness.templates import (
     MAX_RENDER_SECONDS,
     TemplateRenderError,
     check_template,
@@ -99,7 +99,7 @@ def test_render_error_names_task_template_and_item() -> None:
         "buckets": {"values": [1]}, "roles": {"id_max": 1},
         "templates": [{"id": "tpl", "prompt": "{{ a / 0 }}"}],
         "output": {"type": "generate"}})
-    from harness.tasks.buckets import build_buckets
+    from harness.spec.buckets import build_buckets
 
     bucket = build_buckets(spec.buckets, spec.roles)[0]
     item = Instance("1/0", {"a": 1, "target": "1"}, 1.0, bucket)

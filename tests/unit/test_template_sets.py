@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness.errors import TaskSpecError
+from harness.spec.task import TemplatesFromSpec
 from harness.tasks.loader import load_spec
-from harness.tasks.spec import TemplatesFromSpec
 from harness.tasks.template_sets import read_paraphrases, select, to_jinja
-from harness.tasks.templates import render
+from harness.templates import render
 
 
 def test_to_jinja_by_hand() -> None:

@@ -156,13 +156,13 @@ def test_restrict_paths_confines_includes_and_sources(tmp_path: Path,
         assert lines[0].startswith(f"error: {out}: include: ") and "--restrict-paths" in lines[0]
         assert lines[1].startswith(f"ok: {ok}")
         from harness.sources.read import read_source
-        from harness.tasks.spec import FilesSource
+        from harness.spec.task import FilesSource
 
         (tmp_path / "x.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
         with pytest.raises(HarnessError, match=r"source\.path: .*outside the task folder"):
             read_source(FilesSource(type="files", path="../x.jsonl"), tmp_path / "task")
     finally:
-        from harness.tasks.paths import restrict_paths
+        from harness.sources.paths import restrict_paths
 
         restrict_paths(False)
 
@@ -171,8 +171,8 @@ def test_missing_data_errors_name_the_mirror(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """easy2hard/math and compgen/pcfgset_productivity without data: the error says where the
     local mirror is looked for (GENHARNESS_DATA)."""
+    from harness.items import build_instances
     from harness.tasks.index import TaskIndex
-    from harness.tasks.instances import build_instances
 
     monkeypatch.delenv("GENHARNESS_DATA", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

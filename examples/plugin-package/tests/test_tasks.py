@@ -1,6 +1,7 @@
 """The package's own tests: every task validates and runs, and the toy model behaves as designed.
 
-``harness.testing.check_task_package`` does the work: it validates each task of the package with
+``check_task_package`` (from ``harness.api``) does the work: it validates each task of the
+package with
 the harness's schema, then runs a few items per bucket of every template through the real runner
 with an oracle model (which answers every prompt with its reference answer, so every sample must
 score 1.0) and checks the results and samples files it wrote.
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from harness_example.model import make_model
 
-from harness.testing import check_task_package
+from harness.api import check_task_package
 
 
 def test_every_task_validates_and_dry_runs(tmp_path: Path) -> None:

@@ -15,15 +15,9 @@ import torch
 import transformers
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
-from harness.models.aliases import (
-    ALIASES,
-    ModelSource,
-    dtype_kwargs,
-    quiet_progress,
-    resolve_source,
-)
-from harness.models.backends import backend
-from harness.models.base import LM, ModelIdentity, OnDone
+from harness.lm import LM, ModelIdentity, OnDone
+from harness.models.aliases import ALIASES, ModelSource, resolve_source
+from harness.models.gguf import dtype_kwargs, quiet_progress
 from harness.models.hf.batching import AUTO_BATCH_START, BatchingMixin
 from harness.models.hf.generate import greedy, sample
 from harness.models.hf.prefix import SharedPrefix
@@ -255,7 +249,6 @@ def _each(on_done: OnDone[Res] | None) -> Callable[[list[int], list[Res]], None]
     return call
 
 
-@backend("hf")
 def create(name: str, model_args: Args, batch_size: Size) -> LM:
     """Registry factory for ``hf:NAME``."""
     return HFModel(name, model_args, batch_size)

@@ -31,9 +31,8 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
-from harness.models.aliases import quiet_progress
-from harness.models.backends import backend
-from harness.models.base import LM, ModelIdentity, OnDone
+from harness.lm import LM, ModelIdentity, OnDone
+from harness.models.gguf import quiet_progress
 from harness.models.llamacpp.engine import Engine, Job, log_softmax_at
 from harness.models.llamacpp.weights import CONVERTED, import_llama_cpp, resolve
 from harness.models.local import LocalLM, Row
@@ -272,7 +271,6 @@ def _file_type(llama_cpp: Any, code: str | None) -> str:
     return names.get(int(code), f"file type {code}") if code and code.isdigit() else "unknown"
 
 
-@backend("llamacpp")
 def create(name: str, model_args: Args, batch_size: Size) -> LM:
     """Registry factory for ``llamacpp:NAME``."""
     return LlamaCppModel(name, model_args, batch_size)

@@ -29,7 +29,8 @@ from typing import Any
 
 from harness.cache_paths import CACHE_ENV, cache_root
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
-from harness.models.aliases import ALIASES, file_sha256, resolve_alias
+from harness.files import cached_sha256_file
+from harness.models.aliases import ALIASES, resolve_alias
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +82,9 @@ def resolve(name: str, dtype: str | None) -> Weights:
         tok = (src.load_path, src.gguf_file)
         source = Path(src.path)
         if shipped:
-            return Weights(source, src.weights_sha256 or file_sha256(source), tok, True)
+            return Weights(source, src.weights_sha256 or cached_sha256_file(source), tok, True)
         target = converted(source, alias, dtype or "f16", src.weights_sha256)
-        return Weights(target, file_sha256(target), tok, False)
+        return Weights(target, cached_sha256_file(target), tok, False)
     if dtype is not None:
         raise HarnessError(
             f"--model-args: dtype applies to the built-in aliases only; llamacpp:{name} runs "
@@ -93,7 +94,7 @@ def resolve(name: str, dtype: str | None) -> Weights:
     if p.is_file():
         if p.suffix != ".gguf":
             raise ModelLoadError(f"llamacpp:{name}: is a file but not .gguf")
-        return Weights(p.resolve(), file_sha256(p), (str(p.resolve().parent), p.name), False)
+        return Weights(p.resolve(), cached_sha256_file(p), (str(p.resolve().parent), p.name), False)
     if p.is_dir():
         raise ModelLoadError(f"llamacpp:{name}: is a folder; give the .gguf file inside it")
     raise ModelLoadError(
@@ -107,7 +108,7 @@ def converted(source: Path, alias: str, dtype: str, sha: str | None) -> Path:
     if dtype not in CONVERTED:
         raise HarnessError(f"--model-args: dtype must be one of {', '.join(CONVERTED)}, "
                            f"got {dtype!r}")
-    sha = sha or file_sha256(source)
+    sha = sha or cached_sha256_file(source)
     target = cache_root() / "gguf" / alias / f"{source.stem}-{sha[:16]}.{dtype.upper()}.gguf"
     if target.is_file():
         return target

@@ -24,8 +24,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
-from harness.models.backends import backend
-from harness.models.base import LM, ModelIdentity, OnDone
+from harness.lm import LM, ModelIdentity, OnDone
 from harness.models.openai.http import (
     ApiError,
     BadResponse,
@@ -58,7 +57,7 @@ from harness.requests import (
     RollingRequest,
 )
 from harness.requests import LoglikelihoodResponse as LLResponse
-from harness.tasks.chat import ChatTurn
+from harness.spec.chat import ChatTurn
 
 log = logging.getLogger(__name__)
 
@@ -392,7 +391,6 @@ class OpenAIModel(LM):
         return encode_chat([t.model_dump() for t in turns])
 
 
-@backend("openai")
 def create(name: str, model_args: Args, batch_size: Size) -> LM:
     """Registry factory for ``openai:NAME`` (``--batch-size`` is not used: see
     ``max_concurrency``)."""

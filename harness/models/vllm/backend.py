@@ -20,8 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 from harness.errors import HarnessError
-from harness.models.backends import backend
-from harness.models.base import LM, ModelIdentity, OnDone
+from harness.lm import LM, ModelIdentity, OnDone
 from harness.models.local import LocalLM, Row
 from harness.models.support import trim_at_stop
 from harness.models.vllm.support import (
@@ -243,7 +242,6 @@ class VLLMModel(LocalLM):
                 log.debug("vLLM engine shutdown: %s", e)
 
 
-@backend("vllm")
 def create(name: str, model_args: Args, batch_size: Size) -> LM:
     """Registry factory for ``vllm:NAME``."""
     return VLLMModel(name, model_args, batch_size)

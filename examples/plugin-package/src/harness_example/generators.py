@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from harness.generators.registry import generator
+from harness.api import generator
 
 
 @generator("digit_list", difficulty="number of digits in the list",

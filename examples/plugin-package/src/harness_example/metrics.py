@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from harness.scoring.metrics import metric
+from harness.api import metric
 
 _INT = re.compile(r"-?\d+")
 

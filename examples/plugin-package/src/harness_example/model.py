@@ -15,13 +15,15 @@ import re
 from collections.abc import Sequence
 from typing import Literal, TypeVar
 
-from harness.errors import ModelLoadError
-from harness.models.base import LM, ModelIdentity, OnDone
-from harness.requests import (
+from harness.api import (
+    LM,
     GenerateRequest,
     GenerateResponse,
     LoglikelihoodRequest,
     LoglikelihoodResponse,
+    ModelIdentity,
+    ModelLoadError,
+    OnDone,
     RollingRequest,
 )
 

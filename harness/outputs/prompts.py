@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import jinja2
 
 from harness.errors import HarnessError
+from harness.items import Instance
 from harness.outputs import output_type
-from harness.tasks.chat import ChatTurn
-from harness.tasks.instances import Instance
-from harness.tasks.spec import TaskSpec, TemplateSpec
-from harness.tasks.templates import TemplateRenderError, one_line, render
+from harness.spec.chat import ChatTurn
+from harness.spec.task import TaskSpec, TemplateSpec
+from harness.templates import TemplateRenderError, one_line, render
 
 
 def target_text(spec: TaskSpec, template: TemplateSpec, item: Instance) -> str:

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from harness.cache_paths import responses_dir
 from harness.config import RunConfig
 from harness.errors import HarnessError, Interrupted
-from harness.isolation import GuardedLM, ModelFault, failure, failure_line, used_plugins
-from harness.models.base import LM
+from harness.isolation import GuardedLM, ModelFault, failure, failure_line
+from harness.lm import LM
 from harness.models.cache import CachedLM, CacheStats, ResponseCache
+from harness.plugin_use import used_plugins
 from harness.plugins import one_line
 from harness.progress import ProgressLM, Reporter, RunClock
 from harness.results import (
@@ -40,9 +41,9 @@ from harness.results import (
 )
 from harness.rundir import OutputError, abandon, claim, finish
 from harness.runner import check_run, run_task
+from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
 from harness.tasks.refs import TaskRef
-from harness.tasks.spec import TaskSpec
 
 
 def load(cfg: RunConfig) -> LM:

@@ -15,7 +15,7 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
-from harness.tasks.chat import ChatTurn as ChatTurn  # re-exported: the LM contract's type
+from harness.spec.chat import ChatTurn as ChatTurn  # re-exported: the LM contract's type
 
 Res = TypeVar("Res")
 

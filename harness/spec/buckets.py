@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.tasks.difficulty import quantile_edges, quantile_labels
-from harness.tasks.spec import BucketsSpec, RolesSpec
+from harness.spec.difficulty import quantile_edges, quantile_labels
+from harness.spec.task import BucketsSpec, RolesSpec
 
 Role = Literal["ID", "OOD"]
 

@@ -6,7 +6,7 @@ Limits (per render): the output and every intermediate string or list hold at mo
 (checked at every loop step, call, operator and filter); ``{% include %}``, ``{% import %}`` and
 ``{% extends %}`` are refused (a template is one self-contained string). Any failure while
 rendering (``{{ 1/0 }}``, ``'a' + 1``, an undefined field, recursion, a limit) is a
-``TemplateRenderError``: one line, which ``harness.tasks.prompts`` prefixes with the task,
+``TemplateRenderError``: one line, which ``harness.outputs.prompts`` prefixes with the task,
 template and item.
 """
 

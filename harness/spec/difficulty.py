@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.errors import TaskSpecError
-from harness.tasks.patterns import search
+from harness.spec.patterns import search
 
 
 def parse_difficulty(value: Any, pattern: str) -> float | None:
     """The number ``pattern`` finds in ``str(value)``; None when it finds none (a search over
-    the time bound of ``harness.tasks.patterns`` is a ``TaskSpecError``)."""
+    the time bound of ``harness.spec.patterns`` is a ``TaskSpecError``)."""
     m = search(pattern, str(value), "fields.difficulty_pattern")
     if m is None:
         return None

@@ -23,9 +23,9 @@ from harness.generators.registry import CountTokens, get_generator, run_generato
 from harness.seeding import derive_seed
 from harness.sources.files import missing_data_hint, shown
 from harness.sources.read import read_source
-from harness.tasks.buckets import Bucket, assign, build_buckets, format_value
-from harness.tasks.difficulty import parse_difficulty
-from harness.tasks.spec import GeneratorSource, TaskSpec
+from harness.spec.buckets import Bucket, assign, build_buckets, format_value
+from harness.spec.difficulty import parse_difficulty
+from harness.spec.task import GeneratorSource, TaskSpec
 
 FEWSHOT_ID_PREFIX = "fs:"  # ids of few-shot pool items start with this (never an evaluated id)
 
@@ -172,7 +172,7 @@ class GeneratedItems(Sequence[Instance]):
 
 
 def _one(text: str) -> str:
-    from harness.tasks.templates import one_line  # jinja2: loaded only for an error message
+    from harness.templates import one_line  # jinja2: loaded only for an error message
 
     return one_line(text)
 

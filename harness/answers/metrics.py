@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from fractions import Fraction
+from typing import cast
 
 from harness import plugins
 from harness.registry import Registry
@@ -18,21 +19,22 @@ MetricFn = Callable[[str, str], float]
 
 ENTRY_POINT_GROUP = plugins.METRICS
 
+
+def _as_metric(name: str, fn: MetricFn) -> MetricFn:
+    """A metric is its function."""
+    return fn
+
+
+def _from_object(name: str, obj: object) -> MetricFn:
+    """A plugin's metric function (the registry checked that it is callable)."""
+    return cast(MetricFn, obj)
+
 METRICS: Registry[MetricFn] = Registry(
-    "metric", ENTRY_POINT_GROUP, from_object=lambda name, fn: fn,  # type: ignore[arg-type,return-value]
-    list_known=True,
-)
+    "metric", ENTRY_POINT_GROUP, from_object=_from_object, list_known=True)
 _REGISTRY = METRICS.items  # registered metrics by name
 
-
-def metric(name: str) -> Callable[[MetricFn], MetricFn]:
-    """Decorator registering a metric under ``name`` (a name may not be taken twice)."""
-
-    def register(fn: MetricFn) -> MetricFn:
-        METRICS.add(name, fn)
-        return fn
-
-    return register
+# ``@metric(name)``: register a metric under ``name`` (a name may not be taken twice).
+metric = METRICS.decorator(_as_metric)
 
 
 def metric_names() -> list[str]:
@@ -125,8 +127,8 @@ def string_match_all(extracted: str, target: str) -> float:
 def last_number_match(extracted: str, target: str) -> float:
     """``numeric_match`` of the last number in the answer and the last number in the target:
     for scratchpad templates, whose reference is a worked solution ending in the answer."""
-    from harness.scoring.extract import extract
-    from harness.tasks.spec import ExtractSpec
+    from harness.answers.extract import extract
+    from harness.spec.task import ExtractSpec
 
     last = ExtractSpec(kind="last_number")
     return numeric_match(extract(extracted, last), extract(target, last))
@@ -134,10 +136,10 @@ def last_number_match(extracted: str, target: str) -> float:
 
 @metric("math_equiv")
 def math_equiv_metric(extracted: str, target: str) -> float:
-    """1.0 when the answer is equivalent to the target under ``harness.scoring.math_equiv``; a
+    """1.0 when the answer is equivalent to the target under ``harness.answers.math_equiv``; a
     target holding a worked solution is first reduced to its last ``\\boxed{}`` (MATH format)."""
-    from harness.scoring.extract import last_boxed
-    from harness.scoring.math_equiv import math_equiv
+    from harness.answers.extract import last_boxed
+    from harness.answers.math_equiv import math_equiv
 
     reference = last_boxed(target) if "\\boxed" in target or "\\fbox" in target else target
     if not extracted.strip() or not reference.strip():

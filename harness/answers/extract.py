@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from harness import plugins
 from harness.errors import TaskSpecError
 from harness.registry import Registry
-from harness.tasks.patterns import search
-from harness.tasks.spec import ExtractSpec
+from harness.spec.patterns import search
+from harness.spec.task import ExtractSpec
 
 ExtractFn = Callable[[str, str | None], str]
 
@@ -40,19 +40,9 @@ EXTRACTORS: Registry[Extractor] = Registry("extractor", plugins.EXTRACTORS,
                                            from_object=_from_object, list_known=True)
 
 
-def extractor(name: str, needs_pattern: bool = False) -> Callable[[ExtractFn], ExtractFn]:
-    """Decorator registering an extractor under ``name`` (a name may not be taken twice)."""
-
-    def register(fn: ExtractFn) -> ExtractFn:
-        EXTRACTORS.add(name, Extractor(name, fn, needs_pattern))
-        return fn
-
-    return register
-
-
-def extractor_names() -> list[str]:
-    """Every extractor name that ``get_extractor`` accepts: registered ones and entry points."""
-    return EXTRACTORS.names()
+# ``@extractor(name, needs_pattern=False)``: register an extractor under ``name`` (a name may
+# not be taken twice).
+extractor = EXTRACTORS.decorator(Extractor)
 
 
 def get_extractor(name: str) -> Extractor:
@@ -84,7 +74,7 @@ def _strip(text: str, pattern: str | None) -> str:
 @extractor("regex", needs_pattern=True)
 def _regex(text: str, pattern: str | None) -> str:
     """The first match of ``pattern`` (a search, stopped after ``MATCH_SECONDS`` of
-    ``harness.tasks.patterns``): its first capturing group when the pattern has one, else the
+    ``harness.spec.patterns``): its first capturing group when the pattern has one, else the
     whole match; no match (or a group that did not take part) gives ""."""
     if pattern is None:
         raise TaskSpecError("scoring.extract.pattern: required when kind is 'regex'")

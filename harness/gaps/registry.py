@@ -6,7 +6,7 @@ condition) report. A gap gets a ``GapContext`` (each bucket's scores, the bucket
 that wants them, and the ID items' chance level) and returns a pydantic model, its JSON in
 results.json, or None where it cannot be computed (no OOD samples, say). Whether the report's
 gaps are measurable at all (floor, ceiling) is decided once, before any gap runs
-(``scoring/gaps``): a gap only ever runs on a measurable report. A model with a ``value`` field
+(``gaps/builtin``): a gap only ever runs on a measurable report. A model with a ``value`` field
 (and ``ci_low``/``ci_high``, where it has an interval) gives the per-task number a leaderboard
 shows.
 
@@ -26,11 +26,11 @@ import numpy.typing as npt
 from pydantic import BaseModel
 
 from harness import plugins
-from harness.board_info import Better, BoardAggregate, BoardInfo
+from harness.board_info import BoardInfo
 from harness.registry import Registry
 from harness.scoring.stats import bootstrap_means
-from harness.tasks.buckets import Bucket
-from harness.tasks.spec import GapsSpec
+from harness.spec.buckets import Bucket
+from harness.spec.task import GapsSpec
 
 Floats = npt.NDArray[np.float64]
 
@@ -87,31 +87,20 @@ class Gap(BoardInfo):
         return self.fn(ctx)
 
 
-# modules that register built-in gaps when imported
-_BUILTIN_MODULES: tuple[str, ...] = ("harness.scoring.gaps",)
-
-
 def _from_object(name: str, obj: object) -> Gap:
     if isinstance(obj, Gap):
         return obj
     return Gap(name, obj)  # type: ignore[arg-type]
 
 
-GAPS: Registry[Gap] = Registry("gap", plugins.GAPS, _BUILTIN_MODULES, from_object=_from_object,
-                               list_known=True)
+# the built-ins: every module of this package, each registering its gaps with @gap
+GAPS: Registry[Gap] = Registry("gap", plugins.GAPS, package="harness.gaps",
+                               from_object=_from_object, list_known=True)
 
-
-def gap(name: str, *, title: str | None = None, headline: int | None = None,
-        better: Better = "high", board: BoardAggregate = "mean") -> Callable[[GapFn], Gap]:
-    """Register ``fn(context) -> model | None`` as the gap ``name``; the rest: how a leaderboard
-    shows it (see ``BoardInfo``)."""
-
-    def deco(fn: GapFn) -> Gap:
-        item = Gap(name, fn, title=title, headline=headline, better=better, board=board)
-        GAPS.add(name, item, same=lambda a, b: a.fn is b.fn)
-        return item
-
-    return deco
+# ``@gap(name, *, title=None, headline=None, better="high", board="mean")``: register
+# ``fn(context) -> model | None`` as the gap ``name``; the rest: how a leaderboard shows it (see
+# ``BoardInfo``). The decorated name is the ``Gap``.
+gap = GAPS.item_decorator(Gap)
 
 
 def get_gap(name: str) -> Gap:

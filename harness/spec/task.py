@@ -10,7 +10,7 @@ A task file (YAML) is validated into ``TaskSpec``; unknown keys are rejected (th
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -256,6 +256,8 @@ class FewShotSpec(_Spec):
 class GenerateOutput(_Spec):
     """Free-form generation."""
 
+    handler: ClassVar[str] = "harness.outputs.generate:GENERATE"  # its OutputType
+
     type: Literal["generate"] = Field(description="output kind: free-form generation")
     max_tokens: int = Field(32, ge=1, description="most new tokens per answer")
     stop: list[str] = Field(["\n"], description="generation is cut before the first of these")
@@ -263,6 +265,8 @@ class GenerateOutput(_Spec):
 
 class MultipleChoiceOutput(_Spec):
     """Pick the choice with the highest log-likelihood."""
+
+    handler: ClassVar[str] = "harness.outputs.multiple_choice:MULTIPLE_CHOICE"  # its OutputType
 
     type: Literal["multiple_choice"] = Field(
         description="output kind: the choice with the highest log-likelihood"
@@ -280,7 +284,9 @@ class MultipleChoiceOutput(_Spec):
         return self
 
 
-# An output type is a model in this union and a module of harness.outputs that says what it does.
+# The output types' registration: an output type is a spec model in this union (its keys, and in
+# ``handler`` the "module:object" of its ``OutputType``, imported when a task uses it) and that
+# module in harness.outputs, which says what the type does (``harness.outputs.OUTPUT_TYPES``).
 OutputSpec = Annotated[GenerateOutput | MultipleChoiceOutput, Field(discriminator="type")]
 
 

@@ -1,5 +1,5 @@
 """Chat turns: a prompt as messages, for ``--apply-chat-template`` (built in
-``harness.tasks.prompts``, rendered by a backend's ``LM.apply_chat_template``)."""
+``harness.outputs.prompts``, rendered by a backend's ``LM.apply_chat_template``)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ Each case is classified as ``ok``, ``error`` (a ``HarnessError`` whose every lin
 exception) or ``hang`` (over ``HANG_SECONDS``, stopped by ``harness.bounds.time_limit``). A
 task file that loads is taken further, as ``harness tasks sample`` would: items of its generator
 (one per bucket) and every template rendered. Needs ``hypothesis`` (the dev extra); run by
-``scripts/fuzz_tasks.py`` and ``tests/unit/test_fuzz.py``. Network use is cut off (a data file
+``scripts/fuzz_tasks.py`` and ``tests/unit/test_fuzz.py`` (a dev tool: it lives in tests/, outside
+the wheel). Network use is cut off (a data file
 is missing, never downloaded).
 """
 
@@ -93,7 +94,7 @@ def classify(run: Callable[[], None], names: list[str], tally: Tally, label: str
 def copy_tasks(dest: Path) -> list[Path]:
     """Copy the shipped task folder to ``dest`` (mutants sit beside their includes); the task
     files, bases included."""
-    src = Path(__file__).resolve().parent.parent / "tasks"
+    src = Path(__file__).resolve().parent.parent / "tasks"  # the repository's tasks/
     if not src.is_dir():  # an installed wheel: the packaged copy
         from harness.tasks.index import builtin_tasks_dir
 
@@ -159,10 +160,10 @@ def mutate_bytes(raw: bytes, rng: random.Random) -> bytes:
 
 def check_task_file(path: Path) -> None:
     """What ``harness tasks validate`` and ``harness tasks sample`` do with one file."""
-    from harness.tasks.instances import build_instances
+    from harness.items import build_instances
+    from harness.outputs.prompts import build_prompt, target_text
+    from harness.spec.task import DatasetSource
     from harness.tasks.loader import load_spec, validate_base
-    from harness.tasks.prompts import build_prompt, target_text
-    from harness.tasks.spec import DatasetSource
 
     if path.name.startswith("_"):
         validate_base(path)

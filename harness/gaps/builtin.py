@@ -1,7 +1,7 @@
 """Generalization gaps between in-distribution (ID) and out-of-distribution (OOD) buckets: the
 built-in gaps, and the report of every gap a task asks for (``gaps.report``).
 
-The built-in gaps (registered with ``@gap``, see ``scoring/gap_registry``):
+The built-in gaps (registered with ``@gap``, see ``gaps/registry``):
 
 - ``id_ood``: ``acc(ID) − acc(OOD)`` with Newcombe's hybrid score interval (MOVER with Wilson
   limits) for a difference of independent proportions.
@@ -37,13 +37,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import HarnessError
+from harness.gaps.registry import GapContext, gap, get_gap
 from harness.scoring.aggregates import leading_run_end, scores_by_bucket
-from harness.scoring.gap_registry import GapContext, gap, get_gap
 from harness.scoring.intervals import Proportion, diff_interval, proportion, ratio_interval
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10, wilson_interval
-from harness.tasks.buckets import Bucket
-from harness.tasks.spec import GapsSpec
+from harness.spec.buckets import Bucket
+from harness.spec.task import GapsSpec
 
 LEVEL = 0.95  # confidence level of every gap CI
 DIFF_METHOD = "newcombe-mover (exact Clopper-Pearson limits; effective n for non-binary scores)"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.tasks.instances import Instance
+from harness.items import Instance
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,70 @@
+"""The public faces: ``harness`` (running evaluations) and ``harness.api`` (extending the
+harness), each name imported lazily from the module that defines it; the plugin example and
+the plugin guide use ``harness.api`` alone."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import harness
+import harness.api as api
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_from_harness_import_evaluate_is_always_the_function() -> None:
+    """Issue 27: a submodule named ``evaluate`` shadowed the exported function once imported."""
+    importlib.import_module("harness.evaluation")
+    from harness import evaluate
+
+    assert callable(evaluate) and evaluate.__module__ == "harness.evaluation"
+    code = ("import harness.evaluation, harness.cli.eval_cmd; from harness import evaluate; "
+            "print(type(evaluate).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.strip()
+    assert out == "function"
+
+
+@pytest.mark.parametrize("face", [harness, api])
+def test_no_submodule_is_named_like_an_exported_name(face: object) -> None:
+    package = "harness" if face is harness else "harness.api"
+    exports: dict[str, str] = face._EXPORTS  # type: ignore[attr-defined]
+    shadowing = [n for n in exports
+                 if importlib.util.find_spec(f"harness.{n}") is not None]
+    assert not shadowing, f"{package}: submodules shadow {shadowing}"
+
+
+@pytest.mark.parametrize("face", [harness, api])
+def test_every_exported_name_comes_from_its_module(face: object) -> None:
+    exports: dict[str, str] = face._EXPORTS  # type: ignore[attr-defined]
+    assert set(face.__all__) >= set(exports)  # type: ignore[attr-defined]
+    for name, module in exports.items():
+        value = getattr(face, name)
+        assert value is getattr(importlib.import_module(module), name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        getattr(face, "nope")  # noqa: B009
+
+
+def _harness_imports(text: str) -> list[str]:
+    return re.findall(r"^\s*(?:from|import) (harness(?:\.[\w.]+)?)\b(?!_)", text, re.M)
+
+
+def test_the_plugin_example_imports_only_the_api() -> None:
+    files = sorted((ROOT / "examples" / "plugin-package").rglob("*.py"))
+    assert files
+    used = {m for f in files for m in _harness_imports(f.read_text(encoding="utf-8"))}
+    assert used == {"harness.api"}
+
+
+def test_the_plugin_guide_imports_only_the_api() -> None:
+    guide = (ROOT / "docs" / "writing-a-task-package.md").read_text(encoding="utf-8")
+    assert set(_harness_imports(guide)) == {"harness.api"}
+    named = set(re.findall(r"`(harness\.[a-z_]+(?:\.[a-z_]+)+)`", guide))
+    assert not named, f"the guide names internal modules: {sorted(named)}"
