@@ -5,9 +5,9 @@ torch is imported), ``check_hub_model`` decides, once per process, whether the H
 can be used:
 
 - ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) set to a true value: it cannot;
-- otherwise one HEAD request to the hub's address (``HF_ENDPOINT``, default
-  https://huggingface.co; proxies from the environment) within ``PROBE_TIMEOUT_S``, name lookup
-  included: an unresolvable, refusing or silent host, or a 5xx answer, means it cannot.
+- otherwise the one reachability probe of :mod:`harness.hub_access` (a HEAD request to
+  ``HF_ENDPOINT`` within 2 s): an unresolvable, refusing or silent host, or a 5xx answer, means
+  it cannot.
 
 When the hub cannot be used, a model already in the Hugging Face cache loads from there with
 offline mode switched on (no request, no retries); any other name fails at once with one line.
@@ -18,75 +18,17 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from pathlib import Path
 
 from harness.errors import ModelLoadError
-
-PROBE_TIMEOUT_S = 2.0  # the longest the reachability probe may take, name lookup included
-DEFAULT_ENDPOINT = "https://huggingface.co"
-_TRUE = {"1", "true", "yes", "on"}
-_probed: dict[str, str | None] = {}  # endpoint -> why it failed (None: it answered)
-
-
-def offline_env() -> str | None:
-    """The variable that switches the hub off (``HF_HUB_OFFLINE=1``), or None."""
-    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if os.environ.get(var, "").strip().lower() in _TRUE:
-            return var
-    return None
-
-
-def hub_endpoint() -> str:
-    """The hub's address (``HF_ENDPOINT``, default https://huggingface.co)."""
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).strip().rstrip("/")
-
-
-def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
-    """Ask ``url`` for its headers; None when an HTTP answer below 500 comes within ``timeout``
-    seconds, else why not. Proxies come from the environment, as for the hub's own requests.
-
-    An HTTP request, not just a TCP connect: some networks accept every connection and drop
-    it later. It runs in a daemon thread because a name lookup has no timeout of its own.
-    """
-    import urllib.error
-    import urllib.request
-
-    outcome: list[str | None] = []
-
-    def ask() -> None:
-        try:
-            req = urllib.request.Request(url, method="HEAD")
-            with urllib.request.urlopen(req, timeout=timeout):
-                outcome.append(None)
-        except urllib.error.HTTPError as e:
-            outcome.append(None if e.code < 500 else f"HTTP {e.code}")
-        except urllib.error.URLError as e:
-            reason = e.reason
-            outcome.append(getattr(reason, "strerror", None) or str(reason))
-        except (OSError, ValueError) as e:
-            outcome.append(getattr(e, "strerror", None) or str(e) or type(e).__name__)
-
-    worker = threading.Thread(target=ask, name="hub-probe", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if not outcome:
-        return f"no answer within {timeout:g} s"
-    return outcome[0]
+from harness.hub_access import MODELS_OFFLINE
+from harness.hub_access import hub_unusable as _hub_unusable
 
 
 def hub_unusable() -> str | None:
-    """Why the hub cannot be used now (offline mode, or the probe's failure), or None."""
-    var = offline_env()
-    if var:
-        return f"{var} is set"
-    url = hub_endpoint()
-    if not url.startswith(("http://", "https://")):
-        return f"HF_ENDPOINT={url!r} is not an http(s) address"
-    if url not in _probed:
-        _probed[url] = probe(url)
-    why = _probed[url]
-    return None if why is None else f"{url} cannot be reached ({why})"
+    """Why models cannot come from the hub now (offline mode, or its address does not answer),
+    or None: the one probe of :mod:`harness.hub_access`."""
+    return _hub_unusable(MODELS_OFFLINE)
 
 
 def go_offline() -> None:

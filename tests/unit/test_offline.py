@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import hub_access
 from harness.errors import ModelLoadError
 from harness.models import hub
 from harness.models.aliases import is_hub_id
@@ -26,7 +27,7 @@ HARNESS = Path(sys.executable).parent / "harness"
 
 @pytest.fixture(autouse=True)
 def _fresh_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(hub, "_probed", {})
+    monkeypatch.setattr(hub_access, "_probed", {})
     for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
         monkeypatch.delenv(var, raising=False)
     yield
@@ -83,14 +84,14 @@ def test_offline_variable_is_honoured_without_a_probe(monkeypatch: pytest.Monkey
     def no_probe(url: str, timeout: float = 0) -> str | None:
         raise AssertionError("probed the hub although HF_HUB_OFFLINE is set")
 
-    monkeypatch.setattr(hub, "probe", no_probe)
+    monkeypatch.setattr(hub_access, "probe", no_probe)
     with pytest.raises(ModelLoadError, match=r"hub cannot be used: HF_HUB_OFFLINE is set"):
         hub.check_hub_model("org/no-such-model")
 
 
 def test_probe_gives_up_on_a_silent_host(silent_url: str) -> None:
     t0 = time.perf_counter()
-    why = hub.probe(silent_url, timeout=0.5)
+    why = hub_access.probe(silent_url, timeout=0.5)
     assert why is not None and ("0.5 s" in why or "timed out" in why), why
     assert time.perf_counter() - t0 < 2
 
@@ -114,9 +115,9 @@ def test_probe_accepts_any_answer_below_500(tmp_path: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        assert hub.probe(url) is None
+        assert hub_access.probe(url) is None
         Handler.code = 503
-        assert hub.probe(url) == "HTTP 503"
+        assert hub_access.probe(url) == "HTTP 503"
     finally:
         server.shutdown()
         server.server_close()
@@ -126,13 +127,13 @@ def test_unreachable_hub_is_reported_and_remembered(monkeypatch: pytest.MonkeyPa
     url = _refused_url()
     monkeypatch.setenv("HF_ENDPOINT", url)
     calls: list[str] = []
-    real = hub.probe
+    real = hub_access.probe
 
-    def counting(u: str, timeout: float = hub.PROBE_TIMEOUT_S) -> str | None:
+    def counting(u: str, timeout: float = hub_access.PROBE_SECONDS) -> str | None:
         calls.append(u)
         return real(u, timeout)
 
-    monkeypatch.setattr(hub, "probe", counting)
+    monkeypatch.setattr(hub_access, "probe", counting)
     for _ in range(2):
         assert hub.hub_unusable() == f"{url} cannot be reached (Connection refused)"
     assert calls == [url]
