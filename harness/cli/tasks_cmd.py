@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -131,11 +131,22 @@ def spec_yaml(spec: TaskSpec, task_file: Path | None = None) -> str:
     rows are already in ``templates``, the key itself is dropped (it would add them twice)."""
     import yaml
 
-    data = spec.model_dump(mode="json")
+    data = _whole_numbers(spec.model_dump(mode="json"))
     if templates_expanded(spec, task_file):
         data["templates_from"] = None
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=2**31 - 1,
                           default_flow_style=None)  # lists of scalars on one line
+
+
+def _whole_numbers(node: Any) -> Any:
+    """``node`` with whole floats written as integers (a bucket value ``3``, not ``3.0``)."""
+    if isinstance(node, float) and node.is_integer():
+        return int(node)
+    if isinstance(node, dict):
+        return {k: _whole_numbers(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_whole_numbers(v) for v in node]
+    return node
 
 
 @app.command("sample")

@@ -152,6 +152,14 @@ def test_show_yaml_is_plain_yaml_at_any_terminal_width() -> None:
         "# lengthgen/addition: resolved from ") and "buckets over digits" in r.stdout
 
 
+def test_show_writes_whole_numbers_as_integers() -> None:
+    """Bucket values and role bounds a task file gives as integers are shown as integers."""
+    r = run_harness("tasks", "show", "lengthgen/addition", "--yaml")
+    assert r.returncode == 0, r.stderr
+    assert "  values: [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15]\n" in r.stdout
+    assert "roles: {id_max: 5, id: null}\n" in r.stdout and ".0]" not in r.stdout
+
+
 def test_show_yaml_of_every_builtin_task_validates_when_saved(tmp_path: Path,
                                                               shared_data: Path) -> None:
     index = TaskIndex.build([])
