@@ -71,6 +71,39 @@ def test_every_problem_is_shown_each_on_its_own_line(tmp_path: Path) -> None:
     assert "more)" not in str(e.value)
 
 
+def test_validate_reports_every_registry_and_template_problem_of_a_file(tmp_path: Path) -> None:
+    """An unknown generator no longer hides an unknown metric (or anything else) in the same
+    file: every problem the schema cannot see is one line."""
+    d = _write(tmp_path, {"bad.yaml": BASE.replace("name: copy", "name: nosuchgen")
+                          .replace("Copy: {{ text }}", "Copy: {{ text")
+                          + "name: bad\nscoring: {metric: nosuchmetric, extract: {kind: regex}}\n"
+                          + "gaps: {report: [nosuchgap]}\n"})
+    r = run_harness("tasks", "validate", str(d / "bad.yaml"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    where = f"error: {d / 'bad.yaml'}"
+    lines = r.stderr.splitlines()
+    assert [ln.split(": ", 3)[2] for ln in lines] == [
+        "templates.0.prompt", "source.name", "scoring.metric", "scoring.extract.pattern",
+        "gaps.report.0"], lines
+    assert all(ln.startswith(where) for ln in lines)
+    assert "unknown generator 'nosuchgen'" in lines[1] and "unknown metric 'nosuchmetric'" in (
+        lines[2])
+
+
+def test_validate_makes_one_item_per_bucket_so_refused_parameters_fail_there(
+        tmp_path: Path) -> None:
+    """Parameters each fine alone that the generator refuses together (here: 3 distinct
+    symbols from a 2-letter alphabet) used to pass validate and fail at eval."""
+    d = _write(tmp_path, {"uniq.yaml": BASE.replace(
+        "per_bucket: 4}", "per_bucket: 4, params: {alphabet: ab, unique: true}}") + "name: u\n"})
+    r = run_harness("tasks", "validate", str(d / "uniq.yaml"))
+    assert r.returncode == 1, r.stdout
+    assert r.stderr == (f"error: {d / 'uniq.yaml'}: source: generator 'copy': unique: length "
+                        "must be 1-2 (the alphabet's distinct symbols), got 3\n")
+    r = run_harness("tasks", "validate", "--no-items", str(d / "uniq.yaml"))
+    assert r.returncode == 0 and r.stdout.startswith(f"ok: {d / 'uniq.yaml'}"), r.stderr
+
+
 def test_a_misspelt_key_hides_only_the_missing_error_it_causes(tmp_path: Path) -> None:
     d = _write(tmp_path, {"t.yaml": BASE.replace("templates:", "templtes:")
                           .replace("description:", "descripton:") + "name: t\n"})
@@ -94,7 +127,8 @@ def test_cli_prints_every_problem_as_an_error_line(tmp_path: Path) -> None:
     assert "roles.id_mx: unknown key (did you mean 'id_max'?)" in lines[1]  # file order
 
 
-def test_validate_accepts_folders_and_checks_bases_as_partial_tasks(tmp_path: Path) -> None:
+def test_validate_accepts_folders_and_checks_bases_as_partial_tasks(
+        tmp_path: Path, shared_data: Path) -> None:  # items are made: the data files are read
     r = run_harness("tasks", "validate", str(REPO / "tasks"))
     assert r.returncode == 0, r.stdout + r.stderr
     n_files = len(list((REPO / "tasks").rglob("*.yaml")))
