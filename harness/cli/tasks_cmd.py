@@ -59,10 +59,10 @@ def list_tasks(include_path: IncludeOpt = None, restrict_paths: RestrictOpt = Fa
             rows.append([ref.address, ",".join(sorted({ref.folder, *s.suites} - {""})),
                          s.difficulty, _span(s.id_buckets), _span(s.ood_buckets), s.output,
                          str(s.templates), _from(ref.origin)])
-    typer.echo(_plain_table(f"{len(rows) - 1} tasks", rows))
+    typer.echo(plain_table(f"{len(rows) - 1} tasks", rows))
 
 
-def _plain_table(title: str, rows: list[list[str]]) -> str:
+def plain_table(title: str, rows: list[list[str]]) -> str:
     """Aligned columns, one line per row (fast for thousands of rows; easy to grep)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [title]
