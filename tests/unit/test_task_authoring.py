@@ -50,6 +50,26 @@ def test_include_child_replaces_a_block_of_another_type(tmp_path: Path) -> None:
     assert out.type == "generate" and out.max_tokens == 64 and out.stop == ["\n"]
 
 
+def test_a_task_can_include_another_task(tmp_path: Path) -> None:
+    """Task-to-task include:, as docs/task-files.md shows it: the included task stays a task,
+    the variant replaces lists whole and merges mappings key by key."""
+    d = _write(tmp_path / "inc" / "mine", {
+        "copy.yaml": BASE + "name: copy\nsuites: [mybench]\nfewshot: {k: 1, shared: true}\n",
+        "copy_long.yaml": "include: copy.yaml\nname: copy_long\nbuckets:\n  values: [2, 4, 8]\n"
+                          "roles:\n  id_max: 4\nfewshot:\n  k: 2\n"})
+    base, variant = load_spec(d / "copy.yaml"), load_spec(d / "copy_long.yaml")
+    assert (base.name, base.buckets.values, base.fewshot.k) == ("copy", [2, 3, 6], 1)
+    assert (variant.name, variant.buckets.values, variant.fewshot.k) == ("copy_long", [2, 4, 8], 2)
+    assert variant.fewshot.shared and variant.suites == ["mybench"] and (
+        variant.templates == base.templates)
+    r = run_harness("tasks", "list", "--include-path", str(d.parent))
+    assert r.returncode == 0, r.stderr
+    assert {ln.split()[0] for ln in r.stdout.splitlines() if ln.startswith("mine/")} == {
+        "mine/copy", "mine/copy_long"}
+    doc = (REPO / "docs" / "task-files.md").read_text(encoding="utf-8")
+    assert "A task can also include another task" in doc and "include: digitsum.yaml" in doc
+
+
 def test_every_problem_is_shown_each_on_its_own_line(tmp_path: Path) -> None:
     d = _write(tmp_path, {"_gen.yaml": BASE, "bad.yaml": (
         "include: _gen.yaml\nname: bad\n"
