@@ -12,8 +12,9 @@ answer extractors by declaring entry points:
 
 Discovery only reads installed metadata; nothing is imported until a name is asked for (or a
 command lists it). A plugin that fails to import is reported once, on one stderr line naming the
-distribution and the error (``warning: plugin DIST (GROUP:NAME): Type: message``), and skipped
-wherever it was not asked for by name.
+distribution and the error (``warning: plugin DIST (GROUP:NAME) failed to load: Type: message``,
+``failed_message``), and skipped wherever it was not asked for by name; where it was asked for,
+the same message is the error instead.
 """
 
 from __future__ import annotations
@@ -127,14 +128,20 @@ def load(plugin: Plugin) -> object:
     if plugin in _LOADED:
         return _LOADED[plugin]
     if plugin in _FAILED:
-        raise PluginError(f"plugin {plugin.label} failed to load: {_FAILED[plugin]}")
+        raise PluginError(failed_message(plugin))
     try:
         obj = plugin.entry_point.load()
     except Exception as e:  # any import-time failure belongs to the plugin
         _FAILED[plugin] = one_line(e)
-        raise PluginError(f"plugin {plugin.label} failed to load: {_FAILED[plugin]}") from e
+        raise PluginError(failed_message(plugin)) from e
     _LOADED[plugin] = obj
     return obj
+
+
+def failed_message(plugin: Plugin) -> str:
+    """The one message of a plugin that failed to import, the same in every command:
+    ``plugin DIST (GROUP:NAME) failed to load: Type: message``."""
+    return f"plugin {plugin.label} failed to load: {_FAILED.get(plugin, 'unknown error')}"
 
 
 def warn(message: str) -> None:

@@ -1,10 +1,40 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures, and the marker rules (``tests/markers.py``) applied at collection."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick", action="store_true",
+        help="The quick loop: -m 'not slow and not integration', without even importing the "
+             "test files whose every test is integration (tests/markers.py).")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``--quick``: test files that start processes or build torch models are not imported."""
+    if (config.getoption("--quick") and collection_path.suffix == ".py"
+            and collection_path.name.startswith("test_")):
+        from tests.markers import heavy_module
+
+        return True if heavy_module(collection_path) else None
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """vllm and browser tests must be slow (collection fails otherwise); tests that start
+    processes or build torch models get ``integration``; ``--quick`` leaves out both."""
+    from tests.markers import apply
+
+    apply(items)
+    if config.getoption("--quick"):
+        keep = [i for i in items if not {"slow", "integration"} & {m.name for m in
+                                                                    i.iter_markers()}]
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -20,11 +20,6 @@ MetricFn = Callable[[str, str], float]
 ENTRY_POINT_GROUP = plugins.METRICS
 
 
-def _as_metric(name: str, fn: MetricFn) -> MetricFn:
-    """A metric is its function."""
-    return fn
-
-
 def _from_object(name: str, obj: object) -> MetricFn:
     """A plugin's metric function (the registry checked that it is callable)."""
     return cast(MetricFn, obj)
@@ -33,8 +28,27 @@ METRICS: Registry[MetricFn] = Registry(
     "metric", ENTRY_POINT_GROUP, from_object=_from_object, list_known=True)
 _REGISTRY = METRICS.items  # registered metrics by name
 
-# ``@metric(name)``: register a metric under ``name`` (a name may not be taken twice).
-metric = METRICS.decorator(_as_metric)
+
+_BINARY: set[str] = set()  # metrics declared to give only 0.0 and 1.0
+
+
+def metric(name: str, *, binary: bool = False) -> Callable[[MetricFn], MetricFn]:
+    """Decorator registering a metric under ``name`` (a name may not be taken twice).
+    ``binary``: it gives only 0.0 and 1.0, so its mean is an accuracy (tables say ``acc %``;
+    other metrics give partial credit, and their mean is shown as ``score %``)."""
+
+    def register(fn: MetricFn) -> MetricFn:
+        METRICS.add(name, fn)
+        if binary:
+            _BINARY.add(name)
+        return fn
+
+    return register
+
+
+def is_binary(name: str) -> bool:
+    """Whether the registered metric ``name`` was declared binary (only 0.0 and 1.0)."""
+    return name in _BINARY
 
 
 def metric_names() -> list[str]:
@@ -88,19 +102,19 @@ def parse_number(s: str) -> Fraction | None:
 _REL_TOL = Fraction(1, 10**6)
 
 
-@metric("exact_match")
+@metric("exact_match", binary=True)
 def exact_match(extracted: str, target: str) -> float:
     """1.0 when the answer equals the target after stripping whitespace."""
     return 1.0 if extracted.strip() == target.strip() else 0.0
 
 
-@metric("normalized_match")
+@metric("normalized_match", binary=True)
 def normalized_match(extracted: str, target: str) -> float:
     """1.0 when both are equal after ``normalize_answer``."""
     return 1.0 if normalize_answer(extracted) == normalize_answer(target) else 0.0
 
 
-@metric("numeric_match")
+@metric("numeric_match", binary=True)
 def numeric_match(extracted: str, target: str) -> float:
     """1.0 when both parse as the same number: integers must be equal exactly (a 16-digit sum
     that is off by one is wrong); other values may differ by a relative 1e-6 (rounded decimals)."""
@@ -123,7 +137,7 @@ def string_match_all(extracted: str, target: str) -> float:
     return sum(1.0 for r in refs if r in pred) / len(refs)
 
 
-@metric("last_number_match")
+@metric("last_number_match", binary=True)
 def last_number_match(extracted: str, target: str) -> float:
     """``numeric_match`` of the last number in the answer and the last number in the target:
     for scratchpad templates, whose reference is a worked solution ending in the answer."""
@@ -134,7 +148,7 @@ def last_number_match(extracted: str, target: str) -> float:
     return numeric_match(extract(extracted, last), extract(target, last))
 
 
-@metric("math_equiv")
+@metric("math_equiv", binary=True)
 def math_equiv_metric(extracted: str, target: str) -> float:
     """1.0 when the answer is equivalent to the target under ``harness.answers.math_equiv``; a
     target holding a worked solution is first reduced to its last ``\\boxed{}`` (MATH format)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -46,9 +47,14 @@ class Block:
     difficulty: str = ""  # generators: what the difficulty argument means
 
 
+_LITERAL = re.compile(r"``(.+?)``")  # reStructuredText inline literal in docstrings
+
+
 def _doc(fn: object) -> str:
+    """The first paragraph of ``fn``'s docstring on one line, as plain text (inline literals
+    lose their double backticks: a listing is not rendered)."""
     doc = inspect.getdoc(fn) or ""
-    return " ".join(doc.split("\n\n", 1)[0].split())
+    return _LITERAL.sub(r"\1", " ".join(doc.split("\n\n", 1)[0].split()))
 
 
 def signature_params(fn: Callable[..., Any], skip: int,
@@ -102,8 +108,9 @@ def _blocks(reg: Registry[Any], describe: Callable[[str, Any], Block]) -> list[B
         try:
             item = reg.get(p.name)
         except HarnessError as e:
-            plugins.warn(str(e))
-            rows.append(Block(p.name, p.origin, f"error: {e}", ""))
+            message = plugins.failed_message(p) if plugins.failure(p) else str(e)
+            plugins.warn(message)  # the message, once; the row points at it
+            rows.append(Block(p.name, p.origin, f"error: {message}", ""))
             continue
         rows.append(describe(p.name, item))
     listed = {r.name for r in rows}
@@ -116,6 +123,14 @@ def _short(text: str, most: int = 24) -> str:
     return text if len(text) <= most else text[:most - 1] + "…"
 
 
+def _why_not(status: str) -> str:
+    """The table cell of a row that is not usable: a failed plugin points at its warning line
+    (the message is printed once); an ignored one says what is used instead."""
+    if status.startswith("error: "):
+        return "error: failed to load (see the warning above)"
+    return status
+
+
 def _show(rows: list[Block], as_json: bool, kind: str, columns: list[str]) -> None:
     if as_json:
         typer.echo(json.dumps([asdict(r) for r in rows], indent=2, ensure_ascii=False))
@@ -126,8 +141,11 @@ def _show(rows: list[Block], as_json: bool, kind: str, columns: list[str]) -> No
                  "params": ", ".join(p.name if p.default is None else
                                      f"{p.name}={_short(p.default)}" for p in r.params) or "-",
                  "fields": ", ".join(r.fields) or "-", "difficulty": r.difficulty or "-",
-                 "description": r.description if r.status == "ok" else r.status}
-        table.append([cells[c] for c in columns])
+                 "description": r.description}
+        row = [cells[c] for c in columns]
+        if r.status != "ok":  # the same cell in every listing: the last column says why
+            row[2:] = ["-"] * (len(row) - 3) + [_why_not(r.status)]
+        table.append(row)
     widths = [max(len(row[i]) for row in table) for i in range(len(columns) - 1)]
     lines = [f"{len(rows)} {kind}"]
     for k, row in enumerate(table):
@@ -179,7 +197,7 @@ def metric_blocks() -> list[Block]:
 
 @metrics_app.command("list")
 def list_metrics(as_json: JsonOpt = False) -> None:
-    """Name, origin and what each metric scores (``(extracted, target) -> score``)."""
+    """Name, origin and what each metric scores: (extracted, target) -> score in [0, 1]."""
     _show(metric_blocks(), as_json, "metrics", ["name", "origin", "description"])
 
 

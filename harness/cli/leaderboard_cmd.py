@@ -173,8 +173,8 @@ def check_command(
     rebuild: Annotated[bool, typer.Option(help="Also rebuild it from its runs/ and diff.")
                        ] = True,
 ) -> None:
-    """Is a board current? Its spec hashes against this checkout's tasks, and (``--rebuild``)
-    a rebuild from the runs it carries, byte for byte. Exit 1 when not."""
+    """Is a board current? Its spec hashes against this checkout's tasks, and (--rebuild) a
+    rebuild from the runs it carries, byte for byte. Exit 1 when not."""
     import tempfile
 
     from harness.leaderboard.check import board_specs, rebuild_diff

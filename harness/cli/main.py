@@ -46,6 +46,19 @@ app.command("rescore")(rescore_cmd.rescore_command)
 app.add_typer(data_cmd.app, name="data")
 
 
+def _plain_help(t: typer.Typer) -> None:
+    """Help in click's plain layout for ``t`` and its groups: option names are never cut and
+    descriptions wrap at any width (rich's boxed help cut names such as --limit-per-bucket at
+    80 columns)."""
+    t.rich_markup_mode = None
+    for group in t.registered_groups:
+        if group.typer_instance is not None:
+            _plain_help(group.typer_instance)
+
+
+_plain_help(app)
+
+
 def _message(e: Exception) -> str:
     fmt = getattr(e, "format_message", None)
     return str(fmt()) if callable(fmt) else str(e)

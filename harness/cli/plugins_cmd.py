@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from harness import plugins
 from harness.errors import HarnessError
@@ -78,13 +76,19 @@ def _check(p: Plugin, found: list[Plugin], task_clashes: dict[str, list[str]]) -
             index.spec(ref)
     except HarnessError as e:
         return f"error: {e}"
-    clashes = []
+    clashes, ambiguous = [], []
     for r in refs:
         others = [s for s in task_clashes.get(r.address, []) if s != f"{r.origin} ({r.where})"]
         if others:
             clashes.append(f"{r.address} is also defined by {' and '.join(others)}")
-    if clashes:
-        return "error: clash: " + "; ".join(clashes)
+        same_name = sorted({a for a in task_clashes if a != r.address
+                            and a.rsplit("/", 1)[-1] == r.name})
+        if same_name:
+            ambiguous.append(f"{r.address} shares its name with {', '.join(same_name)}, so "
+                             f"--tasks {r.name} becomes ambiguous for everyone")
+    if clashes or ambiguous:
+        return "error: " + "; ".join(
+            [f"clash: {c}" for c in clashes] + [f"ambiguous: {a} (rename it)" for a in ambiguous])
     return f"ok ({len(refs)} task{'s' if len(refs) != 1 else ''})"
 
 
@@ -109,31 +113,40 @@ def list_plugins(
     check: Annotated[bool, typer.Option(
         "--check", help="Import every plugin (and validate task packages); exit 1 on errors.")
     ] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="One JSON array of objects, one per entry point.")] = False,
 ) -> None:
     """List installed plugins without importing them (--check: import each and report; names
     that clash with a built-in or another plugin are errors)."""
     found = plugins.discover_all()
-    if not found:
+    clashes = _task_sources(found) if check else {}
+    states = {p: _check(p, found, clashes) if check else plugins.status(p) for p in found}
+    failed = any(s.startswith("error") for s in states.values())
+    if as_json:
+        typer.echo(json.dumps([
+            {"distribution": p.dist, "version": p.version, "group": p.group,
+             "name": _shown_name(p), "value": p.value, "status": states[p]} for p in found],
+            indent=2, ensure_ascii=False))
+    elif not found:
         typer.echo("no plugins installed (entry-point groups: " + ", ".join(plugins.GROUPS) + ")")
-        return
+    else:
+        typer.echo(_table(found, states))
+    if check and failed:
+        raise typer.Exit(1)
+
+
+def _table(found: list[Plugin], states: dict[Plugin, str]) -> str:
+    """One line per (distribution, group), names and status whole at any width (a pipe too)."""
+    from harness.cli.tasks_cmd import plain_table
+
     rows: dict[tuple[str, str, str], list[Plugin]] = {}
     for p in found:
         rows.setdefault((p.dist, p.version, p.group), []).append(p)
-    table = Table(title=f"{len({p.dist for p in found})} plugin package(s)")
-    table.add_column("distribution", no_wrap=True)
-    table.add_column("version", no_wrap=True)
-    table.add_column("group", no_wrap=True)  # entry-point group harness.<group>
-    table.add_column("names", overflow="fold")
-    table.add_column("status", overflow="fold")
-    failed = False
-    clashes = _task_sources(found) if check else {}
+    table = [["distribution", "version", "group", "names", "status"]]
     for (dist, version, group), eps in sorted(rows.items()):
-        states = [_check(p, found, clashes) if check else plugins.status(p) for p in eps]
-        failed = failed or any(s.startswith("error") for s in states)
-        status = states[0] if len(set(states)) == 1 else "; ".join(
-            f"{_shown_name(p)} {s}" for p, s in zip(eps, states, strict=True))
-        table.add_row(escape(dist), escape(version), group.removeprefix("harness."),
-                      escape(", ".join(_shown_name(p) for p in eps)), escape(status))
-    Console().print(table)
-    if check and failed:
-        raise typer.Exit(1)
+        got = [states[p] for p in eps]
+        status = got[0] if len(set(got)) == 1 else "; ".join(
+            f"{_shown_name(p)} {s}" for p, s in zip(eps, got, strict=True))
+        table.append([dist, version, group.removeprefix("harness."),
+                      ", ".join(_shown_name(p) for p in eps), status])
+    return plain_table(f"{len({p.dist for p in found})} plugin package(s)", table)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -71,8 +74,19 @@ def _longest_word(texts: list[str]) -> int:
     return max((len(w) for t in texts for w in t.split()), default=1)
 
 
-def bucket_table(difficulty_name: str, tr: TemplateReport) -> Table:
-    """One template's bucket rows and pooled ID/OOD rows.
+def score_column(spec: Mapping[str, Any]) -> str:
+    """The heading of a task's score column: ``acc %`` when every score is 0 or 1 (multiple
+    choice, or a metric declared binary), else ``score %``, the mean of partial credit."""
+    from harness.answers.metrics import is_binary
+
+    if spec.get("output", {}).get("type") == "multiple_choice":
+        return "acc %"
+    return "acc %" if is_binary(str(spec.get("scoring", {}).get("metric", ""))) else "score %"
+
+
+def bucket_table(difficulty_name: str, tr: TemplateReport, score: str = "acc %") -> Table:
+    """One template's bucket rows and pooled ID/OOD rows (``score``: the score column's
+    heading, ``score_column``).
 
     Readable at 80 columns: only the difficulty column wraps, between words (it is never
     narrower than its longest word); numbers, roles and intervals stay on one line.
@@ -81,7 +95,7 @@ def bucket_table(difficulty_name: str, tr: TemplateReport) -> Table:
     table = Table(title_justify="left")
     table.add_column(difficulty_name, justify="left", overflow="fold",
                      min_width=_longest_word([difficulty_name, *labels]))
-    for col in ("role", "n", "acc %", "95% CI"):
+    for col in ("role", "n", score, "95% CI"):
         table.add_column(col, justify="left" if col == "role" else "right", no_wrap=True)
     for b in tr.buckets:
         table.add_row(b.bucket, b.role, str(b.n), _pct(b.accuracy),
@@ -96,7 +110,7 @@ def print_task(task: TaskResult, console: Console) -> None:
     """One task's bucket tables (one per template and condition), gap and analysis lines."""
     for tr in task.templates:
         console.print(Text(table_title(task.task, tr.template, tr.condition), style="italic"))
-        console.print(bucket_table(task.difficulty_name, tr))
+        console.print(bucket_table(task.difficulty_name, tr, score_column(task.spec)))
         for line in gap_lines(tr.gaps):
             console.print("  " + escape(line))
     for a in task.analyses:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -59,10 +59,10 @@ def list_tasks(include_path: IncludeOpt = None, restrict_paths: RestrictOpt = Fa
             rows.append([ref.address, ",".join(sorted({ref.folder, *s.suites} - {""})),
                          s.difficulty, _span(s.id_buckets), _span(s.ood_buckets), s.output,
                          str(s.templates), _from(ref.origin)])
-    typer.echo(_plain_table(f"{len(rows) - 1} tasks", rows))
+    typer.echo(plain_table(f"{len(rows) - 1} tasks", rows))
 
 
-def _plain_table(title: str, rows: list[list[str]]) -> str:
+def plain_table(title: str, rows: list[list[str]]) -> str:
     """Aligned columns, one line per row (fast for thousands of rows; easy to grep)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [title]
@@ -131,11 +131,22 @@ def spec_yaml(spec: TaskSpec, task_file: Path | None = None) -> str:
     rows are already in ``templates``, the key itself is dropped (it would add them twice)."""
     import yaml
 
-    data = spec.model_dump(mode="json")
+    data = _whole_numbers(spec.model_dump(mode="json"))
     if templates_expanded(spec, task_file):
         data["templates_from"] = None
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=2**31 - 1,
                           default_flow_style=None)  # lists of scalars on one line
+
+
+def _whole_numbers(node: Any) -> Any:
+    """``node`` with whole floats written as integers (a bucket value ``3``, not ``3.0``)."""
+    if isinstance(node, float) and node.is_integer():
+        return int(node)
+    if isinstance(node, dict):
+        return {k: _whole_numbers(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_whole_numbers(v) for v in node]
+    return node
 
 
 @app.command("sample")
@@ -180,12 +191,16 @@ def validate(
     paths: Annotated[list[Path], typer.Argument(
         help="Task files, or folders searched recursively for *.yaml / *.yml.")],
     restrict_paths: RestrictOpt = False,
+    no_items: Annotated[bool, typer.Option(
+        "--no-items", help="Check the files only: do not make the one item per bucket of each "
+        "generator source that validate makes by default (that reads the generators' data "
+        "files, and may download what a task's source.url names).")] = False,
     deep: Annotated[bool, typer.Option(
-        "--deep", help="Also make one item per bucket of each generator source, each within "
-        "the per-item time budget (reads the generators' data files).")] = False,
+        "--deep", hidden=True, help="Kept for old scripts: items are made by default.")] = False,
 ) -> None:
-    """Validate task files (``_`` bases as partial tasks); one line per file, every problem
-    shown; exits 1 if any is invalid."""
+    """Validate task files (_ bases as partial tasks) and make one item per bucket of each
+    generator source; one line per file, every problem of a file shown; exits 1 if any is
+    invalid."""
     _restrict(restrict_paths)
     from harness.tasks.item_checks import check_items
     from harness.tasks.loader import load_spec, validate_base
@@ -198,7 +213,7 @@ def validate(
                 typer.echo(f"ok: {f} (base for include:, {n} key(s))")
             else:
                 spec = load_spec(f)
-                if deep:
+                if not no_items:
                     check_items(spec, f)
                 typer.echo(f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))")
         except HarnessError as e:

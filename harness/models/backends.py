@@ -51,8 +51,7 @@ class BackendRegistry(Registry[BackendFactory]):
 
     def plugin_error(self, name: str, plugin: plugins.Plugin,
                      e: plugins.PluginError) -> HarnessError:
-        return ModelLoadError(f"--model {name}:...: could not load plugin entry point "
-                              f"{plugin.value!r} of {plugin.dist} ({plugins.failure(plugin)})")
+        return ModelLoadError(f"--model {name}:...: {plugins.failed_message(plugin)}")
 
     def not_callable_error(self, name: str, plugin: plugins.Plugin) -> HarnessError:
         return ModelLoadError(f"--model {name}:...: plugin entry point {plugin.value!r} is not "

@@ -76,6 +76,54 @@ def _defs(model: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _requires(node: Any, defs: dict[str, Any]) -> bool:
+    """Whether ``node`` (or a block inside it) has required keys."""
+    if isinstance(node, list):
+        return any(_requires(x, defs) for x in node)
+    if not isinstance(node, dict):
+        return False
+    if node.get("required"):
+        return True
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _requires(defs[ref[len("#/$defs/"):]], defs)
+    return any(_requires(v, defs) for k, v in node.items() if k != "$defs")
+
+
+def _required_only(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``node`` that checks only that required keys are there (``$ref``s inlined).
+
+    A complete file is checked twice: against the partial top level (every key given known and
+    well formed) and against this copy (nothing missing). The copy can fail only on a missing
+    key, so no problem is reported by both (an unknown key used to be reported twice)."""
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _required_only(defs[ref[len("#/$defs/"):]], defs)
+    disc = node.get("discriminator")
+    if isinstance(disc, dict) and "oneOf" in node:  # tagged union: the member its tag names
+        tag = disc["propertyName"]
+        return {"required": [tag], "allOf": [
+            {"if": {"properties": {tag: {"const": value}}, "required": [tag]},
+             "then": _required_only({"$ref": member}, defs)}
+            for value, member in disc["mapping"].items()
+            if _requires({"$ref": member}, defs)]}
+    out: dict[str, Any] = {}
+    if node.get("required"):
+        out["required"] = list(node["required"])
+    props = {k: _required_only(v, defs) for k, v in node.get("properties", {}).items()
+             if _requires(v, defs)}
+    if props:
+        out["properties"] = props
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict) and _requires(node[key], defs):
+            out[key] = _required_only(node[key], defs)
+    for key in ("anyOf", "oneOf"):  # members with nothing required accept any value here
+        members = [_required_only(m, defs) for m in node.get(key, []) if _requires(m, defs)]
+        if members:
+            out.update(members[0] if len(members) == 1 else {"anyOf": members})
+    return out
+
+
 def _with_include(schema: dict[str, Any]) -> dict[str, Any]:
     """A partial top level that also allows ``include:`` (listed first, as files put it)."""
     out = dict(schema)
@@ -99,7 +147,7 @@ def task_schema(base: bool = False) -> dict[str, Any]:
     out.update({k: v for k, v in top.items() if k not in ("title", "description")})
     if not base:  # a file without include: must be a complete task by itself
         out["if"] = {"not": {"required": ["include"]}}
-        out["then"] = {"$ref": "#/$defs/TaskSpec"}
+        out["then"] = _required_only(defs["TaskSpec"], defs)
     out["$defs"] = defs
     return out
 

@@ -52,6 +52,25 @@ file's keys win. Mappings merge key by key, lists and scalars are replaced. A bl
 base's block whole: a multiple-choice task can include a generation base. Files whose name
 starts with `_` are bases, never tasks; `harness tasks validate` checks them as partial tasks.
 
+A task can also include another task (a file without `_`): the included file stays a task of
+its own, and the including file is a variant that changes only what it names. Its address comes
+from its own file name; give it its own `name:` too (otherwise it keeps the included task's),
+and note that it inherits `suites:` (`suites: []` keeps it out of the included task's suites):
+
+```yaml
+# tasks/mybench/digitsum_long.yaml: digitsum with longer lists and more exemplars
+include: digitsum.yaml
+name: digitsum_long
+buckets:
+  values: [2, 4, 8, 16, 32]   # a list replaces the included one whole
+roles:
+  id_max: 4
+fewshot:
+  k: 4                        # a mapping merges key by key: fewshot.shared etc. are kept
+```
+
+An `include:` path is relative to the file that names it.
+
 ## Building blocks
 
 Names that task files use come from registries, each listed with its origin (built-in or plugin

@@ -97,10 +97,12 @@ class TaskIndex:
             self.providers = installed()
         return self.providers
 
-    def load_providers(self, names: Collection[str] | None = None, strict: bool = False) -> None:
+    def load_providers(self, names: Collection[str] | None = None, strict: bool = False,
+                       quiet: bool = False) -> None:
         """Load the pending plugins named in ``names`` (all when None) and index their tasks.
 
-        A plugin that fails is a one-line warning and is skipped (``strict``: raise instead)."""
+        A plugin that fails is a one-line warning and is skipped (``strict``: raise instead;
+        ``quiet``: no warning, the caller reports the failure)."""
         pending = self._pending()
         todo = [p for p in pending if names is None or p.name in names]
         if not todo:
@@ -113,7 +115,8 @@ class TaskIndex:
                 if strict:
                     raise
                 self._failed.setdefault(prov.name, str(e))
-                plugins.warn(str(e))
+                if not quiet:
+                    plugins.warn(str(e))
                 continue
             for ref in new:
                 self._add(ref)
@@ -243,11 +246,22 @@ class TaskIndex:
         return list(out.values())
 
     def _resolve_one(self, name: str) -> list[TaskRef]:
-        if "/" in name:  # an address: only the plugins of its namespace can define it
-            self.load_providers({name.split("/", 1)[0]})
+        namespace = name.split("/", 1)[0]
+        # an address: only the plugins of its namespace can define it; a bare name or a suite:
+        # any plugin could. A failed plugin is a warning, except the one ``name`` asks for by
+        # its namespace: that failure is the error (printed once), unless the name resolves
+        self.load_providers({namespace} if "/" in name else None, quiet=True)
+        for ns, message in self._failed.items():
+            if ns != namespace:
+                plugins.warn(message)
+        if "/" in name:
             self.check_conflicts([name])
-        else:  # a bare name or a suite: any plugin could define it
-            self.load_providers()
+        found = self._lookup(name, namespace)
+        if namespace in self._failed:
+            plugins.warn(self._failed[namespace])
+        return found
+
+    def _lookup(self, name: str, namespace: str) -> list[TaskRef]:
         if name in self.refs:
             return [self.refs[name]]
         if "/" not in name:
@@ -258,15 +272,16 @@ class TaskIndex:
             return bare
         if len(bare) > 1:
             raise HarnessError(
-                f"task name {name!r} is ambiguous: {', '.join(sorted(r.address for r in bare))}"
+                f"task name {name!r} is ambiguous: {', '.join(sorted(r.address for r in bare))} "
+                "(give one of these addresses)"
             )
         suites = self.suites()
-        namespace = name.split("/", 1)[0]
         if namespace in self._failed and name not in suites:  # asked for a broken plugin's tasks
             raise HarnessError(self._failed[namespace])
-        for address, message in self._broken.items():  # asked for its own namespace: an error
-            if address.split("/", 1)[0] == name:
-                raise HarnessError(message)
+        invalid = sorted(a for a in self._broken if a.split("/", 1)[0] == name)
+        if invalid:  # asked for its own namespace: an error (the problems are warned above)
+            raise HarnessError(f"{name}: invalid plugin task(s) {', '.join(invalid)} (their "
+                               "problems are in the warning above)")
         if name in suites:
             return [self.refs[a] for a in suites[name]]
         known = [*self.refs, *(r.name for r in self.refs.values()), *suites]

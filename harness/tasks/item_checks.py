@@ -13,7 +13,7 @@ caught when the task file loads (``TaskSpecError``: ``file: key.path: problem``,
   exemplar pool.
 
 File and dataset sources are not read here: what their records hold is known only at run time.
-``check_items`` (``harness tasks validate --deep``) goes further and makes one item per bucket.
+``check_items`` (``harness tasks validate``) goes further and makes one item per bucket.
 """
 
 from __future__ import annotations
@@ -298,16 +298,20 @@ def check_pool(spec: TaskSpec, path: Path | str) -> None:
 def check_items(spec: TaskSpec, path: Path | str) -> None:
     """One item per bucket of each generator source (the evaluated one, and a few-shot source
     of its own), each within the per-item time budget: a generator that fails or runs too long
-    with these parameters is a ``TaskSpecError`` naming the file and the source."""
+    with these parameters is a ``TaskSpecError`` naming the file and the source (both sources'
+    problems, when both fail)."""
     from harness.items import GeneratedItems, pool_buckets
     from harness.spec.buckets import build_buckets
 
     buckets = build_buckets(spec.buckets, spec.roles)
     sources = [("source", spec.source, buckets),
                ("fewshot.source", spec.fewshot.source, pool_buckets(spec, buckets))]
+    problems = []
     for key, src, where in sources:
         if isinstance(src, GeneratorSource) and where:
             try:
                 GeneratedItems(spec, key, src, where, 0, 1, "validate")  # makes item 0 of each
             except HarnessError as e:
-                raise TaskSpecError(f"{path}: {_flat(str(e))}") from None
+                problems.append(f"{path}: {_flat(str(e))}")
+    if problems:
+        raise TaskSpecError("\n".join(problems))

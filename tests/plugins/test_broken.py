@@ -83,18 +83,26 @@ def test_suite_run_warns_once_and_completes(site: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["eval", "--model", "brokenmodel:x", "--tasks", "lengthgen/copy"], "brokenplug_model"),
+    (["eval", "--model", "brokenmodel:x", "--tasks", "lengthgen/copy"],
+     "plugin broken-plugin (harness.models:brokenmodel) failed to load: RuntimeError: boom"),
     (["eval", "--model", "scripted:empty", "--tasks", "brokenbench/x"],
+     "plugin broken-plugin (harness.tasks:brokenbench) failed to load: RuntimeError: boom"),
+    (["eval", "--model", "scripted:empty", "--tasks", "brokenbench"],
+     "plugin broken-plugin (harness.tasks:brokenbench) failed to load: RuntimeError: boom"),
+    (["tasks", "sample", "brokenbench/x"],
      "plugin broken-plugin (harness.tasks:brokenbench) failed to load: RuntimeError: boom"),
 ])
 def test_using_a_broken_plugin_is_a_one_line_error(site: Path, tmp_path: Path, args: list[str],
                                                    needle: str) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
-    r = harness(site, *args, "--output-dir", str(tmp_path / "o"), markers=markers)
+    if args[0] == "eval":
+        args = [*args, "--output-dir", str(tmp_path / "o")]
+    r = harness(site, *args, markers=markers)
     assert r.returncode == 2, (r.stdout, r.stderr)
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
     assert len(errors) == 1 and needle in errors[0] and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.count("failed to load") == 1, r.stderr  # the error only, not a warning too
 
 
 def test_task_using_broken_generator_or_metric(site: Path, tmp_path: Path) -> None:
@@ -123,4 +131,25 @@ def test_plugins_list_imports_nothing_unless_checked(site: Path, tmp_path: Path)
     assert len(_imported(markers)) == 4
     rows = [ln for ln in r.stdout.splitlines() if "broken-plugin" in ln]
     assert len(rows) == 4 and all("RuntimeError: boom" in ln for ln in rows), r.stdout
-    assert any("scripted-model" in ln and " ok " in ln for ln in r.stdout.splitlines())
+    assert any("scripted-model" in ln and ln.endswith("  ok") for ln in r.stdout.splitlines())
+
+
+def test_every_listing_reports_a_broken_plugin_the_same_way_once(site: Path,
+                                                                  tmp_path: Path) -> None:
+    """The warning line carries the message (the same words as every other command); the row
+    of each listing points at it from the same place, its last column."""
+    for group, name, kind in (("generators", "brokengen", "generators"),
+                              ("metrics", "brokenmetric", "metrics")):
+        r = harness(site, kind, "list", markers=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert warnings_in(r.stderr) == [
+            f"warning: plugin broken-plugin (harness.{group}:{name}) failed to load: "
+            "RuntimeError: boom: this plugin is broken on purpose"]
+        (row,) = [ln for ln in r.stdout.splitlines() if ln.startswith(name)]
+        assert row.endswith("  error: failed to load (see the warning above)"), row
+        assert "boom" not in r.stdout
+        r = harness(site, kind, "list", "--json", markers=tmp_path)
+        (entry,) = [b for b in json.loads(r.stdout) if b["name"] == name]
+        assert entry["status"] == ("error: plugin broken-plugin (harness." + group + ":" + name
+                                   + ") failed to load: RuntimeError: boom: this plugin is "
+                                   "broken on purpose")

@@ -117,7 +117,7 @@ def test_check_fails_on_clashes_and_shadowed_names(site: Path) -> None:
     assert "shadowed: the built-in analysis 'effective_length' is used instead" in text
     assert "shadowed: the built-in model backend 'hf' is used instead" in text
     assert "clash: lengthgen/addition is also defined by builtin (" in text
-    assert "lengthgen/extra" not in text.split("clash:")[1].split("│")[0]
+    assert "lengthgen/extra" not in text.split("clash:")[1].split(" shadow-")[0]
 
 
 def test_a_decorator_reusing_a_builtin_name_fails_its_plugin_only(tmp_path: Path) -> None:
@@ -132,3 +132,32 @@ def test_a_decorator_reusing_a_builtin_name_fails_its_plugin_only(tmp_path: Path
     (tmp_path / "u.yaml").write_text(task_yaml("u", generator="copy"))
     r = harness(site, "tasks", "validate", str(tmp_path / "u.yaml"))
     assert r.returncode == 0, r.stderr  # the built-in copy is untouched
+
+
+def test_a_plugin_task_sharing_a_builtin_name_is_flagged_and_named(tmp_path: Path) -> None:
+    """mybench/addition makes everyone's bare `--tasks addition` ambiguous: `plugins list
+    --check` says so (it said ok), and the error at eval names the addresses to choose from."""
+    site = tmp_path / "site"
+    long_dist = "a-plugin-distribution-with-a-long-name-" + "x" * 50
+    make_dist(site, long_dist, "0.1", {"harness.tasks": {"mybench": "mybench_tasks"}},
+              {"mybench_tasks/__init__.py": "",
+               "mybench_tasks/addition.yaml": task_yaml("addition"),
+               "mybench_tasks/digits.yaml": task_yaml("digits")})
+    make_dist(site, "scripted-model", "0.0.1", SCRIPTED)
+    r = harness(site, "plugins", "list", "--check")
+    assert r.returncode == 1, r.stdout + r.stderr
+    (row,) = [ln for ln in r.stdout.splitlines() if ln.startswith(long_dist + " ")]  # whole
+    assert row.endswith("error: ambiguous: mybench/addition shares its name with "
+                        "lengthgen/addition, so --tasks addition becomes ambiguous for "
+                        "everyone (rename it)"), row
+    r = harness(site, "plugins", "list", "--check", "--json")
+    assert r.returncode == 1
+    by_group = {e["group"]: e for e in json.loads(r.stdout)}
+    assert by_group["harness.tasks"]["distribution"] == long_dist
+    assert by_group["harness.tasks"]["status"].startswith("error: ambiguous: mybench/addition")
+    assert by_group["harness.models"]["status"] == "ok"
+    r = harness(site, "eval", "--model", "scripted:empty", "--tasks", "addition",
+                "--output-dir", str(tmp_path / "o"))
+    assert r.returncode == 2
+    assert r.stderr == ("error: task name 'addition' is ambiguous: lengthgen/addition, "
+                        "mybench/addition (give one of these addresses)\n")

@@ -60,11 +60,17 @@ def harness(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_plugins_and_tasks_are_listed(venv: Path) -> None:
     r = harness(venv, "plugins", "list")
     assert r.returncode == 0, r.stderr
-    rows = {ln.split("│")[3].strip(): ln for ln in r.stdout.splitlines() if DIST in ln}
+    rows = {ln.split()[2]: ln for ln in r.stdout.splitlines() if ln.startswith(DIST + " ")}
     assert set(rows) == {"tasks", "generators", "metrics", "models"}
-    assert all(VERSION in ln and "not loaded" in ln for ln in rows.values())
+    assert all(VERSION in ln and ln.endswith("  not loaded") for ln in rows.values())
     assert "mybench" in rows["tasks"] and "example:" in rows["models"]
     assert "digit_list" in rows["generators"] and "digit_sum_match" in rows["metrics"]
+    r = harness(venv, "plugins", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    mine = [e for e in json.loads(r.stdout) if e["distribution"] == DIST]
+    assert {(e["group"], e["name"]) for e in mine} == {
+        ("harness.tasks", "mybench"), ("harness.generators", "digit_list"),
+        ("harness.metrics", "digit_sum_match"), ("harness.models", "example:")}
     r = harness(venv, "plugins", "list", "--check")
     assert r.returncode == 0 and "ok (1 task)" in r.stdout, r.stdout + r.stderr
     r = harness(venv, "tasks", "list")

@@ -69,8 +69,8 @@ def test_plugin_backends_failing_to_load(fake_plugins: list[FakeEntryPoint]) -> 
     fake_plugins += [FakeEntryPoint("boom", RuntimeError("no GPU\nat all")),
                      FakeEntryPoint("flat", 42)]
     assert {"boom", "flat"} <= set(backends.available_backends())
-    with pytest.raises(ModelLoadError, match=r"^--model boom:\.\.\.: could not load plugin entry "
-                       r"point 'fake_boom:factory' of unknown \(RuntimeError: no GPU at all\)$"):
+    with pytest.raises(ModelLoadError, match=r"^--model boom:\.\.\.: plugin unknown "
+                       r"\(harness.models:boom\) failed to load: RuntimeError: no GPU at all$"):
         load_model("boom:x", {}, 1)
     with pytest.raises(ModelLoadError, match=r"^--model flat:\.\.\.: plugin entry point "
                        r"'fake_flat:factory' is not callable$"):

@@ -102,8 +102,10 @@ def test_plugin_blocks_are_listed_with_their_distribution(tmp_path: Path) -> Non
     assert rows["letters"]["origin"] == "plugin:blocks-demo==3.1"
     assert rows["letters"]["fields"] == ["text", "target"]
     assert rows["letters"]["params"] == [{"name": "upper", "default": "False"}]
-    assert rows["broken"]["status"].startswith("error: generator 'broken': plugin blocks-demo")
-    assert "warning: generator 'broken'" in r.stderr and "Traceback" not in r.stderr
+    assert rows["broken"]["status"].startswith(
+        "error: plugin blocks-demo (harness.generators:broken) failed to load: ")
+    assert "warning: plugin blocks-demo (harness.generators:broken) failed to load: " in (
+        r.stderr) and "Traceback" not in r.stderr
     r = harness(site, "metrics", "list")
     (row,) = [ln for ln in r.stdout.splitlines() if ln.startswith("always ")]
     assert row.split()[1] == "blocks-demo==3.1" and row.endswith("Every answer is right.")

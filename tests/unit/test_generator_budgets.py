@@ -121,19 +121,20 @@ def test_a_slow_generator_fails_its_task_alone(tmp_path: Path,
     assert [t.task for t in res.tasks] == ["lengthgen/copy"]
 
 
-def test_validate_deep_makes_one_item_per_bucket(tmp_path: Path,
+def test_validate_makes_one_item_per_bucket(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GENHARNESS_ITEM_SECONDS", "1")
     f = _task(tmp_path, "instructdiv/string_rewriting.yaml", "{input_length: 1000}")
-    assert CliRunner().invoke(app, ["tasks", "validate", str(f)]).exit_code == 0  # static: ok
+    static = CliRunner().invoke(app, ["tasks", "validate", "--no-items", str(f)])
+    assert static.exit_code == 0, static.output  # the file alone is fine
     with within(60):
-        result = CliRunner().invoke(app, ["tasks", "validate", "--deep", str(f)])
+        result = CliRunner().invoke(app, ["tasks", "validate", str(f)])
     assert result.exit_code == 1, result.output
     (line,) = result.output.strip().splitlines()
     assert line.startswith(f"error: {f}: source: generator 'string_rewriting': making one item "
                            "at difficulty 0 took over 1 s"), line
     ok = _task(tmp_path, "easy2hard/ladder_length.yaml", "{n: 5}")
-    result = CliRunner().invoke(app, ["tasks", "validate", "--deep", str(ok)])
+    result = CliRunner().invoke(app, ["tasks", "validate", str(ok)])
     assert result.exit_code == 0, result.output
 
 
@@ -153,8 +154,10 @@ def test_passkey_makes_long_haystacks_in_linear_time() -> None:
     assert item["prompt_tokens"] <= 1 << 20
 
 
-def test_every_shipped_task_passes_deep_validation(shared_data: Path) -> None:
-    result = CliRunner().invoke(app, ["tasks", "validate", "--deep", str(TASKS)])
+def test_every_shipped_task_passes_validation_with_items(shared_data: Path) -> None:
+    result = CliRunner().invoke(app, ["tasks", "validate", str(TASKS)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(app, ["tasks", "validate", "--deep", str(TASKS)])  # old flag
     assert result.exit_code == 0, result.output
 
 

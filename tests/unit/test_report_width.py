@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 from rich.table import Table
 
-from harness.cli.run_tables import print_results, table_title
+from harness.cli.run_tables import print_results, score_column, table_title
 from harness.config import RunConfig
 from harness.gaps.builtin import GapReport, Horizon, IdOodGap, Retention
 from harness.items import build_instances
@@ -70,7 +70,8 @@ def _all_builtin_results(wide: bool) -> Results:
         reports = [_template(t.id, c.id, labels, wide) for t in spec.templates
                    for c in conditions(spec)]
         tasks.append(TaskResult(
-            task=ref.address, origin="builtin", spec={}, spec_sha256="a" * 64,
+            task=ref.address, origin="builtin", spec=spec.model_dump(mode="json"),
+            spec_sha256="a" * 64,
             difficulty_name=spec.difficulty_name, n_items=reports[0].n, dropped_records=0,
             samples_file=f"samples/{ref.address}.jsonl", templates=reports))
     return Results(
@@ -106,7 +107,8 @@ def _problems(lines: list[str], results: Results, width: int) -> list[str]:
             title = table_title(task.task, tr.template, tr.condition)
             if title not in stripped:
                 found.append(f"title {title!r} is not on one line")
-            expected = [*task.difficulty_name.split(), "role", "acc", "%", "95%", "CI"]
+            expected = [*task.difficulty_name.split(), "role", *score_column(task.spec).split(),
+                        "95%", "CI"]
             expected += [w for b in tr.buckets for w in b.bucket.split()]
             found += [f"{w!r} broken ({task.task})" for w in expected if w not in words_on_lines]
     return found
@@ -133,3 +135,18 @@ def test_the_check_catches_a_wrapped_title_and_a_broken_word(results: Results) -
     problems = _problems(out.getvalue().splitlines(), one, 80)
     assert any(p.startswith("title ") for p in problems[:1]), problems
     assert "'digits' broken (lengthgen/addition_reversed)" in problems
+
+
+def test_partial_credit_is_labelled_a_mean_score_not_accuracy(results: Results) -> None:
+    """passkey's string_match_all gives partial credit: its column is `score %` (the same
+    numbers and interval; docs/statistics.md says which); binary metrics and multiple choice
+    keep `acc %`."""
+    headings = {t.task: score_column(t.spec) for t in results.tasks}
+    assert headings["lengthgen/passkey"] == "score %"
+    assert headings["lengthgen/addition"] == "acc %"  # numeric_match
+    assert headings["instructdiv/first_alphabetically"] == "acc %"  # multiple choice
+    assert headings["easy2hard/math"] == "acc %"  # math_equiv
+    assert set(headings.values()) == {"acc %", "score %"}
+    lines = _render(results, 120)
+    at = lines.index(next(ln for ln in lines if ln.startswith("lengthgen/passkey ")))
+    assert "score %" in lines[at + 2] and "acc %" not in lines[at + 2], lines[at: at + 3]

@@ -130,3 +130,26 @@ def test_example_package_names_the_schema_on_its_first_line() -> None:
         assert schema_file == (pkg / want).resolve(), f
         validator = jsonschema.Draft202012Validator(json.loads(schema_file.read_text()))
         assert _problems(validator, yaml.safe_load(f.read_text(encoding="utf-8"))) == []
+
+
+def test_each_problem_is_reported_once() -> None:
+    """A complete file is checked for known, well-formed keys and, separately, for missing
+    ones: an unknown or malformed key is one error, not one per check."""
+    task = _validator(TASK_SCHEMA)
+    full = resolve_includes(REPO / "tasks" / "lengthgen" / "copy.yaml")
+    typo = {("bukets" if k == "buckets" else k): v for k, v in full.items()}
+    assert _problems(task, typo) == ["$: Additional properties are not allowed ('bukets' was "
+                                     "unexpected)", "$: 'buckets' is a required property"]
+    for bad in ({**full, "source": {**full["source"], "nmae": "copy"}},
+                {**full, "output": {"type": "generate", "max_tokens": "many"}},
+                {**full, "card": {**full["card"], "axis": "lenght"}}):
+        assert len(_problems(task, bad)) == 1, _problems(task, bad)
+    # what is missing is still found, in nested and tagged blocks too
+    no_name = {**full, "source": {k: v for k, v in full["source"].items() if k != "name"}}
+    assert _problems(task, no_name) == ["$.source: 'name' is a required property"]
+    no_type = {**full, "output": {"max_tokens": 3}}
+    assert _problems(task, no_type) == ["$.output: 'type' is a required property"]
+    no_axis = {**full, "card": {"shift": "x"}}
+    assert _problems(task, no_axis) == ["$.card: 'axis' is a required property"]
+    no_id = {**full, "templates": [{"prompt": "x"}]}
+    assert _problems(task, no_id) == ["$.templates[0]: 'id' is a required property"]

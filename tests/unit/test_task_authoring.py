@@ -50,6 +50,26 @@ def test_include_child_replaces_a_block_of_another_type(tmp_path: Path) -> None:
     assert out.type == "generate" and out.max_tokens == 64 and out.stop == ["\n"]
 
 
+def test_a_task_can_include_another_task(tmp_path: Path) -> None:
+    """Task-to-task include:, as docs/task-files.md shows it: the included task stays a task,
+    the variant replaces lists whole and merges mappings key by key."""
+    d = _write(tmp_path / "inc" / "mine", {
+        "copy.yaml": BASE + "name: copy\nsuites: [mybench]\nfewshot: {k: 1, shared: true}\n",
+        "copy_long.yaml": "include: copy.yaml\nname: copy_long\nbuckets:\n  values: [2, 4, 8]\n"
+                          "roles:\n  id_max: 4\nfewshot:\n  k: 2\n"})
+    base, variant = load_spec(d / "copy.yaml"), load_spec(d / "copy_long.yaml")
+    assert (base.name, base.buckets.values, base.fewshot.k) == ("copy", [2, 3, 6], 1)
+    assert (variant.name, variant.buckets.values, variant.fewshot.k) == ("copy_long", [2, 4, 8], 2)
+    assert variant.fewshot.shared and variant.suites == ["mybench"] and (
+        variant.templates == base.templates)
+    r = run_harness("tasks", "list", "--include-path", str(d.parent))
+    assert r.returncode == 0, r.stderr
+    assert {ln.split()[0] for ln in r.stdout.splitlines() if ln.startswith("mine/")} == {
+        "mine/copy", "mine/copy_long"}
+    doc = (REPO / "docs" / "task-files.md").read_text(encoding="utf-8")
+    assert "A task can also include another task" in doc and "include: digitsum.yaml" in doc
+
+
 def test_every_problem_is_shown_each_on_its_own_line(tmp_path: Path) -> None:
     d = _write(tmp_path, {"_gen.yaml": BASE, "bad.yaml": (
         "include: _gen.yaml\nname: bad\n"
@@ -69,6 +89,39 @@ def test_every_problem_is_shown_each_on_its_own_line(tmp_path: Path) -> None:
         f"{where}:5: fewshot.k: Input should be greater than or equal to 0",
     ]
     assert "more)" not in str(e.value)
+
+
+def test_validate_reports_every_registry_and_template_problem_of_a_file(tmp_path: Path) -> None:
+    """An unknown generator no longer hides an unknown metric (or anything else) in the same
+    file: every problem the schema cannot see is one line."""
+    d = _write(tmp_path, {"bad.yaml": BASE.replace("name: copy", "name: nosuchgen")
+                          .replace("Copy: {{ text }}", "Copy: {{ text")
+                          + "name: bad\nscoring: {metric: nosuchmetric, extract: {kind: regex}}\n"
+                          + "gaps: {report: [nosuchgap]}\n"})
+    r = run_harness("tasks", "validate", str(d / "bad.yaml"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    where = f"error: {d / 'bad.yaml'}"
+    lines = r.stderr.splitlines()
+    assert [ln.split(": ", 3)[2] for ln in lines] == [
+        "templates.0.prompt", "source.name", "scoring.metric", "scoring.extract.pattern",
+        "gaps.report.0"], lines
+    assert all(ln.startswith(where) for ln in lines)
+    assert "unknown generator 'nosuchgen'" in lines[1] and "unknown metric 'nosuchmetric'" in (
+        lines[2])
+
+
+def test_validate_makes_one_item_per_bucket_so_refused_parameters_fail_there(
+        tmp_path: Path) -> None:
+    """Parameters each fine alone that the generator refuses together (here: 3 distinct
+    symbols from a 2-letter alphabet) used to pass validate and fail at eval."""
+    d = _write(tmp_path, {"uniq.yaml": BASE.replace(
+        "per_bucket: 4}", "per_bucket: 4, params: {alphabet: ab, unique: true}}") + "name: u\n"})
+    r = run_harness("tasks", "validate", str(d / "uniq.yaml"))
+    assert r.returncode == 1, r.stdout
+    assert r.stderr == (f"error: {d / 'uniq.yaml'}: source: generator 'copy': unique: length "
+                        "must be 1-2 (the alphabet's distinct symbols), got 3\n")
+    r = run_harness("tasks", "validate", "--no-items", str(d / "uniq.yaml"))
+    assert r.returncode == 0 and r.stdout.startswith(f"ok: {d / 'uniq.yaml'}"), r.stderr
 
 
 def test_a_misspelt_key_hides_only_the_missing_error_it_causes(tmp_path: Path) -> None:
@@ -94,7 +147,8 @@ def test_cli_prints_every_problem_as_an_error_line(tmp_path: Path) -> None:
     assert "roles.id_mx: unknown key (did you mean 'id_max'?)" in lines[1]  # file order
 
 
-def test_validate_accepts_folders_and_checks_bases_as_partial_tasks(tmp_path: Path) -> None:
+def test_validate_accepts_folders_and_checks_bases_as_partial_tasks(
+        tmp_path: Path, shared_data: Path) -> None:  # items are made: the data files are read
     r = run_harness("tasks", "validate", str(REPO / "tasks"))
     assert r.returncode == 0, r.stdout + r.stderr
     n_files = len(list((REPO / "tasks").rglob("*.yaml")))
@@ -150,6 +204,14 @@ def test_show_yaml_is_plain_yaml_at_any_terminal_width() -> None:
     r = run_harness("tasks", "show", "lengthgen/addition", env={"COLUMNS": "40"})
     assert r.returncode == 0 and r.stdout.startswith(
         "# lengthgen/addition: resolved from ") and "buckets over digits" in r.stdout
+
+
+def test_show_writes_whole_numbers_as_integers() -> None:
+    """Bucket values and role bounds a task file gives as integers are shown as integers."""
+    r = run_harness("tasks", "show", "lengthgen/addition", "--yaml")
+    assert r.returncode == 0, r.stderr
+    assert "  values: [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15]\n" in r.stdout
+    assert "roles: {id_max: 5, id: null}\n" in r.stdout and ".0]" not in r.stdout
 
 
 def test_show_yaml_of_every_builtin_task_validates_when_saved(tmp_path: Path,

@@ -1,7 +1,8 @@
 """The ``digit_sum_match`` metric: is the answer's integer the sum?
 
-A metric is ``(extracted, target) -> score`` with 1.0 for correct and 0.0 for wrong. ``@metric``
-registers it; the ``harness.metrics`` entry point with the same name lets task files use it
+A metric is ``(extracted, target) -> score`` with 1.0 for correct and 0.0 for wrong (or partial
+credit between). ``@metric`` registers it (``binary=True``: only 0.0 and 1.0, so tables call its
+mean an accuracy); the ``harness.metrics`` entry point with the same name lets task files use it
 without importing this module first.
 """
 
@@ -14,7 +15,7 @@ from harness.api import metric
 _INT = re.compile(r"-?\d+")
 
 
-@metric("digit_sum_match")
+@metric("digit_sum_match", binary=True)
 def digit_sum_match(extracted: str, target: str) -> float:
     """1.0 when the last integer in the answer equals the target sum (no integer: 0.0)."""
     found = _INT.findall(extracted.replace(",", ""))
