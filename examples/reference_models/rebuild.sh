@@ -111,8 +111,21 @@ plan "$@" | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _
 if [[ ${CONTROL:-0} == 1 ]]; then
   bash examples/reference_models/probe.sh  # every length around the ID edge (leaderboards/reference-probe)
 fi
-if [[ ${BOARD:-0} == 1 ]]; then  # needs every run's samples/ (written by its evaluation here)
-  $H leaderboard build leaderboards/reference/*/*-s*/results.json --out leaderboards/reference-board \
-    --gzip-samples --title "Reference models: tiny transformers and LSTMs trained from scratch on ID data"
+if [[ ${BOARD:-0} == 1 ]]; then
+  # every family run with its samples/ (written by its evaluation here); the negative control's
+  # runs as the board already carries them (their samples are not committed elsewhere)
+  inputs=()
+  for r in leaderboards/reference/*/*-s*/results.json; do
+    [[ -d $(dirname "$r")/samples ]] && inputs+=("$r")
+  done
+  keep=$(mktemp -d)
+  if [[ -d leaderboards/reference-board/runs ]]; then
+    for d in leaderboards/reference-board/runs/refmodels-lengthgen_*; do
+      [[ -d $d ]] && cp -r "$d" "$keep/" && inputs+=("$keep/$(basename "$d")"/*/results.json)
+    done
+  fi
+  $H leaderboard build "${inputs[@]}" --out leaderboards/reference-board --gzip-samples \
+    --title "Reference models: tiny transformers and LSTMs trained from scratch on ID data"
+  rm -rf "$keep"
   python3 scripts/mark_board_current.py reference-board "built by examples/reference_models/rebuild.sh"
 fi
