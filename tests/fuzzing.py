@@ -174,8 +174,11 @@ def check_task_file(path: Path) -> None:
     inst = build_instances(spec, f"fuzz/{path.stem}", 0, path.parent, 1)
     for item in list(inst.items)[:8]:
         for tpl in spec.templates[:4]:
-            build_prompt(spec, tpl, item, [])
-            target_text(spec, tpl, item)
+            try:
+                build_prompt(spec, tpl, item, [])
+                target_text(spec, tpl, item)
+            except HarnessError as e:  # as ``harness tasks sample`` reports it
+                raise HarnessError(f"{path}: {e}") from None
 
 
 def task_case(kind: str, folder: Path, originals: list[Path], rng: random.Random,

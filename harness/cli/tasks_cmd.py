@@ -182,8 +182,12 @@ def sample(
         shots = select_fewshot(it, inst.pool, k, seed, ref.address, shared=spec.fewshot.shared)
         typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
                    f"{spec.difficulty_name}={it.difficulty:g}")
-        typer.echo(build_prompt(spec, tpl, it, shots))
-        typer.echo(f">>> target: {target_text(spec, tpl, it)}")
+        try:
+            prompt, target = build_prompt(spec, tpl, it, shots), target_text(spec, tpl, it)
+        except HarnessError as e:  # a template the item cannot fill: name the file
+            raise HarnessError(f"{ref.path}: {e}") from None
+        typer.echo(prompt)
+        typer.echo(f">>> target: {target}")
 
 
 @app.command("validate")

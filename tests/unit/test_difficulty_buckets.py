@@ -96,3 +96,23 @@ def test_math_mirror_levels_and_exemplar_pool(shared_data: Path) -> None:
     sgr_inst = build_instances(sgr, "easy2hard/math_sgr", 0, TASKS, limit_per_bucket=2)
     assert Counter(p.difficulty for p in sgr_inst.pool) == {1: 564, 2: 1348, 3: 1592,
                                                              4: 1690, 5: 2304}
+
+
+def test_tasks_sample_names_the_file_of_a_template_its_items_cannot_fill(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from harness.cli.main import app
+
+    data = tmp_path / "e2h.jsonl"
+    data.write_text("".join(json.dumps({"problem": f"p{i}", "answer": "1", "rating": i}) + "\n"
+                            for i in range(10)))
+    task = tmp_path / "e2h.yaml"
+    task.write_text(f"name: e2h\ndescription: d\nsource: {{type: files, path: {data}}}\n"
+                    "fields: {difficulty: rating, target: answer}\nbuckets: {quantiles: 2}\n"
+                    "roles: {id: [q1]}\ntemplates: [{id: a, prompt: '{{ qu }}'}]\n"
+                    "output: {type: generate}\n")
+    out = CliRunner().invoke(app, ["tasks", "sample", "e2h", "-n", "1",
+                                   "--include-path", str(tmp_path)])
+    assert out.exit_code != 0
+    assert str(out.exception).startswith(f"{task}: task e2h: template 'a' (prompt), item ")
+    assert "'qu' is undefined" in str(out.exception) and "\n" not in str(out.exception)
