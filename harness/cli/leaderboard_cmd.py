@@ -177,13 +177,13 @@ def check_command(
     rebuild from the runs it carries, byte for byte. Exit 1 when not."""
     import tempfile
 
-    from harness.leaderboard.check import board_specs, rebuild_diff
+    from harness.leaderboard.check import board_include_paths, board_specs, rebuild_diff
     from harness.leaderboard.stale import stale_tasks
 
     if not (board / "leaderboard.json").is_file():
         raise HarnessError(f"{board}: no leaderboard.json")
     bad = False
-    stale = stale_tasks(board_specs(board))
+    stale = stale_tasks(board_specs(board), board_include_paths(board))
     if stale:
         bad = True
         typer.echo(f"{board}: stale: rerun {', '.join(stale)}")

@@ -30,6 +30,22 @@ def board_specs(board: Path) -> dict[str, set[str]]:
     return out
 
 
+def board_include_paths(board: Path) -> list[Path]:
+    """The task folders the board's runs were given with ``--include-path``, sorted. They are
+    recorded relative to the folder the runs ran in: one that is not there from the current
+    folder is looked for beside the board's ``leaderboards/`` folder (the repository's root)."""
+    found: set[str] = set()
+    for res in board_inputs(board):
+        try:
+            run = json.loads(res.read_text(encoding="utf-8")).get("run", {})
+        except (OSError, ValueError) as e:
+            raise HarnessError(f"{res}: cannot read: {e}") from None
+        found.update(str(p) for p in run.get("include_paths") or [])
+    root = board.resolve().parent.parent
+    return [Path(p) if Path(p).is_dir() or not (root / p).is_dir() else root / p
+            for p in sorted(found)]
+
+
 def board_inputs(board: Path) -> list[Path]:
     """The results.json copies a board carries, in name order."""
     return sorted(board.glob("runs/*/*/results.json"))

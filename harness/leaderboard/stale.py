@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 from harness.errors import HarnessError
 
 
-def stale_tasks(specs: Mapping[str, Iterable[str]]) -> list[str]:
-    """Of ``task → spec hashes the runs used``, the tasks whose hash is not today's (sorted)."""
+def stale_tasks(specs: Mapping[str, Iterable[str]],
+                include_paths: Sequence[Path] = ()) -> list[str]:
+    """Of ``task → spec hashes the runs used``, the tasks whose hash is not today's (sorted).
+    ``include_paths``: task folders beside the shipped ones (those the runs were given with
+    ``--include-path``), so their tasks are checked too; a task found nowhere is stale."""
     from harness.results import spec_hash
     from harness.tasks.index import TaskIndex
 
-    index = TaskIndex.build([])
+    index = TaskIndex.build([p for p in include_paths if p.is_dir()])
     out = []
     for task, hashes in sorted(specs.items()):
         try:

@@ -17,6 +17,7 @@ pytest.importorskip("matplotlib")
 from harness.gaps.builtin import GapReport  # noqa: E402
 from harness.leaderboard.build import build  # noqa: E402
 from harness.leaderboard.check import (  # noqa: E402
+    board_include_paths,
     board_specs,
     manifest,
     rebuild_diff,
@@ -124,7 +125,9 @@ def test_current_board_specs_match_todays_tasks(name: str,
     data = ROOT.parent / "shared" / "data"  # spec hashes of data tasks name the data mirror
     if "GENHARNESS_DATA" not in os.environ and data.is_dir():
         monkeypatch.setenv("GENHARNESS_DATA", str(data))
-    stale = stale_tasks(board_specs(ROOT / "leaderboards" / name))
+    monkeypatch.chdir(ROOT)  # include paths are recorded relative to the repository
+    board = ROOT / "leaderboards" / name
+    stale = stale_tasks(board_specs(board), board_include_paths(board))
     assert stale == [], (f"leaderboards/{name} is stale: rerun {', '.join(stale)} "
                          "(bash scripts/build_leaderboard.sh), or mark it stale in "
                          "leaderboards/manifest.json")
@@ -165,3 +168,16 @@ def test_a_family_of_seeds_shows_its_success_rate(tmp_path: Path) -> None:
     shown = f"{TASK}: 2 of 4, 50.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
     assert shown in (out / "index.html").read_text()
     assert f"{TASK}: 2 of 4 seeds with OOD ≥ 90%" in (out / "leaderboard.md").read_text()
+
+
+def test_a_task_from_an_include_path_is_checked_against_that_folder() -> None:
+    from harness.results import spec_hash
+    from harness.tasks.index import TaskIndex
+
+    folder = ROOT / "examples" / "reference_models" / "tasks"
+    index = TaskIndex.build([folder])
+    [ref] = index.resolve(["reference/parity"])
+    today = spec_hash(index.spec(ref))
+    assert stale_tasks({"reference/parity": {today}}, [folder]) == []
+    assert stale_tasks({"reference/parity": {"0" * 64}}, [folder]) == ["reference/parity"]
+    assert stale_tasks({"reference/parity": {today}}) == ["reference/parity"]  # found nowhere
