@@ -1,11 +1,7 @@
-"""Pydantic models of a task file. Every field is documented in one line.
-
-Each field's doc is its ``Field(description=...)``, so the JSON Schema (``harness tasks schema``,
-``harness/schema/task.schema.json``) and docs/task-files.md carry it with the allowed values and
-the default.
-
-A task file (YAML) is validated into ``TaskSpec``; unknown keys are rejected (the loader adds a
-"did you mean" hint). See ``tasks/lengthgen/addition.yaml`` for a complete example.
+"""Pydantic models of a task file (YAML, validated into ``TaskSpec``; unknown keys are rejected
+with a "did you mean" hint). Each field's one-line doc is its ``Field(description=...)``, so the
+JSON Schema (``harness/schema/task.schema.json``) and docs/task-files.md carry it with the allowed
+values and the default. ``tasks/lengthgen/addition.yaml`` is a complete example.
 """
 
 from __future__ import annotations
