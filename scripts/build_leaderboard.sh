@@ -21,7 +21,9 @@ TARGET=0.10
 MINB=30
 SEED=0
 NAME=offline-small
-MODELS="hf:smollm2-135m hf:gemma3-270m"
+# SmolLM2 on transformers fp32; Gemma on llama.cpp at F16 (same answers as hf fp32 on 247/248
+# greedy texts and 140/140 choices, bench/RESULTS.md, at well under half the CPU)
+MODELS="hf:smollm2-135m llamacpp:gemma3-270m"
 SUITES="lengthgen compgen easy2hard instructdiv"
 RUNS=runs/leaderboard
 REUSE=0
@@ -48,6 +50,8 @@ export OMP_NUM_THREADS=${THREADS:-1}
 export GENHARNESS_DATA=${GENHARNESS_DATA:-$(cd .. && pwd)/shared/data}
 [ -d "$GENHARNESS_DATA" ] || { echo "build_leaderboard.sh: GENHARNESS_DATA=$GENHARNESS_DATA is not a folder" >&2; exit 2; }
 start_all=$(date +%s)
+# a run folder per model: hf: models by name alone (the folders earlier builds made), others with their backend
+model_slug() { local s=${1#hf:}; s=${s//\//_}; echo "${s//:/-}"; }
 SUITES_CSV=${SUITES// /,}
 # one eval per (model, group of tasks sharing a limit): --limit-per-bucket applies to a whole run
 if [ -n "$LIMIT" ]; then
@@ -61,8 +65,8 @@ fi
 RESULTS=()
 COMPARE=()
 for model in $MODELS; do
-  slug=${model#hf:}
-  slug=${slug//\//_}
+  slug=$(model_slug "$model")
+  margs=(); case "$model" in llamacpp:*) margs=(--model-args "threads=$OMP_NUM_THREADS") ;; esac
   while read -r limit tasks; do
     [ -n "$limit" ] || continue
     out="$RUNS/$slug/limit-$limit"
@@ -75,7 +79,7 @@ for model in $MODELS; do
     t0=$(date +%s)
     lim=(--limit-per-bucket "$limit"); [ "$limit" = all ] && lim=()
     rm -rf "$out"; mkdir -p "$RUNS/$slug"
-    nice -n 10 "$H" eval --model "$model" --tasks "$tasks" "${lim[@]}" \
+    nice -n 10 "$H" eval --model "$model" "${margs[@]}" --tasks "$tasks" "${lim[@]}" \
       --seed "$SEED" --output-dir "$out" > "$out.log" 2>&1 || {
         echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
     echo "   done in $(( $(date +%s) - t0 )) s"
@@ -85,7 +89,7 @@ done
 # paired comparisons of the first two models, one per group (published as pages)
 set -- $MODELS
 if [ $# -ge 2 ]; then
-  a=${1#hf:}; a=${a//\//_}; b=${2#hf:}; b=${b//\//_}
+  a=$(model_slug "$1"); b=$(model_slug "$2")
   while read -r limit tasks; do
     [ -n "$limit" ] || continue
     c="$RUNS/compare-$a-$b-limit-$limit.json"

@@ -43,6 +43,11 @@ class ModelCard(_Model):
     harness_versions: list[str]  # genharness versions of the merged runs
     git_commits: list[str]  # harness git commits of the merged runs (where known)
 
+    @property
+    def engine(self) -> str:
+        """Engine and weight type as the board names them, e.g. "hf float32", "llamacpp F16"."""
+        return f"{self.backend} {self.dtype}" if self.dtype else self.backend
+
 
 class Score(_Model):
     """A suite or overall score with its score interval (stratified by task and bucket)."""

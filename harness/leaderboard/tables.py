@@ -32,6 +32,7 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
     for e in board.entries:
         row: dict[str, Any] = {"group": e.group + 1, "rank": e.rank, "rank_low": e.rank_low,
                                "rank_high": e.rank_high, "model": e.label, "entry": e.id,
+                               "engine": e.card.engine,
                                "public_id": e.card.public_id, "overall": e.overall.value,
                                "overall_ci_low": e.overall.ci_low,
                                "overall_ci_high": e.overall.ci_high}
@@ -157,7 +158,7 @@ def _display_main(board: Leaderboard) -> pd.DataFrame:
     rows = []
     for e in board.entries:
         rank = str(e.rank) if e.rank_low == e.rank_high else f"{e.rank_low}–{e.rank_high}"
-        row = {"group": e.group + 1, "rank ↓": rank, "model": e.label,
+        row = {"group": e.group + 1, "rank ↓": rank, "model": e.label, "engine": e.card.engine,
                "overall % ↑": ci_text(e.overall.value, e.overall.ci_low, e.overall.ci_high)}
         for s in board.suites:
             sc = e.suite_scores.get(s)

@@ -134,7 +134,7 @@ def test_written_files(tmp_path: Path) -> None:
     long = pd.read_csv(out / "buckets.csv")
     assert len(long) == 4 + 4 + 2
     md = (out / "leaderboard.md").read_text()
-    assert "| 2 | 1 | beta | 90.0 | 90.0 (1) | - |" in md
+    assert "| 2 | 1 | beta | hf float32 | 90.0 | 90.0 (1) | - |" in md
     # alpha's gap: the mean of its two tasks' gaps, (60 [40, 80] + 50 [30, 70]) / 2, with the
     # MOVER interval of that mean from results.json's own intervals (no samples needed)
     half = 100 * math.hypot(0.1, 0.1)
@@ -148,6 +148,19 @@ def test_written_files(tmp_path: Path) -> None:
               "models/alpha.html"):
         assert (out / f).is_file(), f
     assert (out / "plots/gaps.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_entry_names_its_engine_and_weight_type(tmp_path: Path) -> None:
+    a = write_run(tmp_path / "a", make_results("alpha", [ADD_A]))
+    b = write_run(tmp_path / "b", make_results("beta", [ADD_B], backend="llamacpp"))
+    out = tmp_path / "lb"
+    build([a, b], out, title="Engines")
+    df = pd.read_csv(out / "leaderboard.csv")
+    assert dict(zip(df["model"], df["engine"], strict=True)) == {"alpha": "hf float32",
+                                                                  "beta": "llamacpp float32"}
+    assert "| beta | llamacpp float32 |" in (out / "leaderboard.md").read_text()
+    assert '<td data-value="llamacpp float32">llamacpp float32</td>' in (
+        out / "index.html").read_text()
 
 
 def test_samples_are_copied_and_linked(tmp_path: Path) -> None:
