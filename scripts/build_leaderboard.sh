@@ -12,6 +12,7 @@
 # board then states its shortfall), --target H and --min-per-bucket M (the plan's target),
 # --seed S (default 0), --name NAME (folder under leaderboards/, default offline-small), --models
 # "M1 M2", --suites "S1 S2", --runs DIR (default runs/leaderboard), --reuse, --no-build.
+# Needs `bash scripts/setup.sh --board` (llama-cpp-python and Gemma-3-270M besides the default set-up).
 # Each eval runs on one thread (THREADS=1; OMP_NUM_THREADS), and the CPU seconds it measured per
 # task go into harness/leaderboard/costs.json, the table `harness leaderboard plan` estimates from.
 set -euo pipefail
@@ -49,6 +50,10 @@ export OMP_NUM_THREADS=${THREADS:-1}
 # data-backed tasks (SCAN, PCFG SET, MATH, multi-prompt paraphrases) read the local mirror
 export GENHARNESS_DATA=${GENHARNESS_DATA:-$(cd .. && pwd)/shared/data}
 [ -d "$GENHARNESS_DATA" ] || { echo "build_leaderboard.sh: GENHARNESS_DATA=$GENHARNESS_DATA is not a folder" >&2; exit 2; }
+case " $MODELS " in *" llamacpp:"*)
+  .venv/bin/python -c "import llama_cpp" 2>/dev/null || {
+    echo "build_leaderboard.sh: the llamacpp: models need llama-cpp-python: run bash scripts/setup.sh --board" >&2; exit 2; } ;;
+esac
 start_all=$(date +%s)
 # a run folder per model: hf: models by name alone (the folders earlier builds made), others with their backend
 model_slug() { local s=${1#hf:}; s=${s//\//_}; echo "${s//:/-}"; }

