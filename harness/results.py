@@ -135,6 +135,19 @@ def spec_hash(spec: TaskSpec) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
+COSTS_TABLE = "harness/leaderboard/costs.json"  # data the build script writes, not code
+
+
+def checkout_dirty(root: Path) -> bool:
+    """Uncommitted changes to the code or tasks of the checkout at ``root``; the measured cost
+    table is left out (the build script writes it while a board is built; it never changes a
+    result)."""
+    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "harness",
+                             "tasks", f":(exclude){COSTS_TABLE}"],
+                            capture_output=True, text=True).stdout
+    return bool(status.strip())
+
+
 def harness_info() -> HarnessInfo:
     """Version, and the git commit when running from a checkout."""
     root = Path(__file__).resolve().parent.parent
@@ -144,9 +157,7 @@ def harness_info() -> HarnessInfo:
         try:
             commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
                                     capture_output=True, text=True, check=True).stdout.strip()
-            status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--",
-                                     "harness", "tasks"], capture_output=True, text=True).stdout
-            dirty = bool(status.strip())
+            dirty = checkout_dirty(root)
         except (OSError, subprocess.CalledProcessError):
             commit = None
     return HarnessInfo(version=__version__, git_commit=commit or None, git_dirty=dirty)
