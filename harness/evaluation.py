@@ -161,6 +161,7 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
               progress: _Progress, t_start: float, on_progress: Callable[[str], None] | None,
               reporter: Reporter | None, on_failure: Callable[[str], None] | None,
               on_task: Callable[[TaskResult], None] | None) -> Results:
+    info = harness_info()  # the commit the run starts from (a commit made during it is not its code)
     t_load = time.perf_counter()
     owned = model is None
     base = load(cfg) if model is None else model
@@ -190,7 +191,7 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     timings["total_s"] = time.perf_counter() - t_start
     timings["loadavg_1m_end"] = os.getloadavg()[0]  # how busy the machine was (cost model)
     res = Results(
-        schema_version=SCHEMA_VERSION, harness=harness_info(), run=cfg,
+        schema_version=SCHEMA_VERSION, harness=info, run=cfg,
         model=public_identity(identity),
         environment=environment(used_plugins(cfg, specs)), tasks=progress.finished,
         failed=progress.failed, timings={k: round(v, 4) for k, v in timings.items()},
