@@ -7,7 +7,7 @@ with the board's run: greedy text identical, multiple-choice pick the same, max 
 score the same; and the model calls' process CPU seconds of both (`<task>.model_cpu_s`, the
 number the cost table holds).
 
-    .venv/bin/python bench/engine_speed.py [--limit 30] [--runs runs/leaderboard]
+    .venv/bin/python bench/engine_speed.py [--limit 30] [--runs runs/leaderboard] [--models A,B]
 
 Writes ``bench/results/engine_speed.json``.
 """
@@ -44,12 +44,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", default="30")
     ap.add_argument("--runs", type=Path, default=ROOT / "runs" / "leaderboard")
+    ap.add_argument("--models", default="smollm2-135m,gemma3-270m", help="aliases to compare")
     args = ap.parse_args()
     ENV.setdefault("GENHARNESS_DATA", str(ROOT.parent / "shared" / "data"))
     ENV["OMP_NUM_THREADS"] = "1"
     rows: list[list[Any]] = []
     out: dict[str, Any] = {"machine": machine(), "limit": args.limit, "pairs": []}
     for alias, engine, folder, other in PAIRS:
+        if alias not in args.models.split(","):
+            continue
         board_run = args.runs / folder / f"limit-{args.limit}"
         res = json.loads((board_run / "results.json").read_text(encoding="utf-8"))
         tasks = ",".join(t["task"] for t in res["tasks"])

@@ -161,7 +161,7 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
               progress: _Progress, t_start: float, on_progress: Callable[[str], None] | None,
               reporter: Reporter | None, on_failure: Callable[[str], None] | None,
               on_task: Callable[[TaskResult], None] | None) -> Results:
-    info = harness_info()  # the commit the run starts from (a commit made during it is not its code)
+    info = harness_info()  # the commit the run starts from (one made during it is not its code)
     t_load = time.perf_counter()
     owned = model is None
     base = load(cfg) if model is None else model
