@@ -65,6 +65,13 @@ def eval_args(out: Path, cache: Path, model: str = "slow:abc") -> list[str]:
             "--output-dir", str(out), "--cache-dir", str(cache)]
 
 
+def interruptible() -> None:
+    """In the child before exec: Ctrl-C back to its default. A shell starts background jobs
+    (``cmd &``, as CI runners and nohup scripts may) with SIGINT ignored, and Python then never
+    raises KeyboardInterrupt: the run would ignore the test's Ctrl-C and finish."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(site: Path, args: list[str], slow_s: float = 0.0,
         cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, env=env(site, slow_s),
@@ -97,7 +104,8 @@ def test_second_live_writer_fails_at_once(site: Path, tmp_path: Path) -> None:
     # 1 s a prompt: the first run must still be writing when the second (a whole Python start
     # on a loaded 2-core machine) asks; at 0.2 s it sometimes finished first
     first = subprocess.Popen(eval_args(out, tmp_path / "c1"), env=env(site, 1.0), text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=interruptible)
     try:
         lock = out / ".harness.lock"
         wait_for(lambda: lock.is_file() and lock.read_text().strip(), first, "the lock")
@@ -142,7 +150,8 @@ def test_ctrl_c_is_one_line_exit_130_and_the_rerun_resumes(site: Path, tmp_path:
     # 0.5 s a prompt: Ctrl-C must land while prompts are left (at 0.05 s a loaded machine
     # sometimes let the run finish between the 4th sample and the signal)
     proc = subprocess.Popen(eval_args(out, cache), env=env(site, 0.5), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=interruptible)
     samples = out / "samples" / f"{TASK}.jsonl"
     wait_for(lambda: lines(samples) >= 4, proc, "4 samples")
     proc.send_signal(signal.SIGINT)
