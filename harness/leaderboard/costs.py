@@ -91,8 +91,10 @@ def measured(run_dir: Path) -> tuple[str, dict[str, TaskCost], list[str]]:
         name = t["task"]
         cpu = timings.get(f"{name}.model_cpu_s")
         hits = timings.get(f"{name}.cache_hits")
+        if hits is None and res["run"].get("use_cache") is False:
+            hits = 0  # --no-cache: every response came from the model
         if cpu is None or hits is None:
-            skipped.append(f"{name}: no CPU timing (run before costs were recorded, or no cache)")
+            skipped.append(f"{name}: no CPU timing (a run from before costs were recorded)")
             continue
         if hits > 0:
             skipped.append(f"{name}: {int(hits)} responses came from the cache")

@@ -20,10 +20,12 @@ from harness.testing import scripted_backend
 TASK = "lengthgen/copy"
 
 
-def _run(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _run(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch,
+         use_cache: bool = True) -> Path:
     monkeypatch.setitem(backends.BACKENDS.items, "scripted", scripted_backend)
     cfg = RunConfig(model="scripted:abc", tasks=[TASK], limit_per_bucket=3, seed=0,
-                    cache_dir=tmp_path / "cache", output_dir=tmp_path / name)
+                    cache_dir=tmp_path / "cache", output_dir=tmp_path / name,
+                    use_cache=use_cache)
     evaluate(cfg)
     return tmp_path / name
 
@@ -43,6 +45,10 @@ def test_a_fresh_run_is_measured_and_a_cached_one_is_not(tmp_path: Path,
     assert costs2 == {} and skipped2 == [f"{TASK}: {len(samples)} responses came from the cache"]
     table, notes = add_runs(CostTable(), [first, again])
     assert table.models["scripted:abc"][TASK] == cost and len(notes) == 1
+    # --no-cache: nothing is answered from a cache, so the run is measured (a re-timing)
+    fresh = _run(tmp_path, "fresh", monkeypatch, use_cache=False)
+    _, costs3, skipped3 = measured(fresh)
+    assert skipped3 == [] and costs3[TASK].prompts == cost.prompts
 
 
 def test_estimates_scale_by_prompts_and_name_what_is_missing() -> None:
