@@ -5,12 +5,16 @@ Reads the cost table (default: the shipped ``harness/leaderboard/costs.json``, w
 and CPU seconds each model's run measured, CPU milliseconds per prompt, and the load average the
 run saw; then each model's total in core-hours over the tasks it has, and the tasks it lacks.
 
-    .venv/bin/python bench/cost_table.py [--costs FILE]
+    .venv/bin/python bench/cost_table.py [--costs FILE] [--into bench/RESULTS.md]
+
+``--into`` replaces the table between the file's ``<!-- cost-table:start -->`` and
+``<!-- cost-table:end -->`` lines instead of printing it.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -52,7 +56,18 @@ def markdown(table: CostTable) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--costs", type=Path, default=None, help="cost table (default: shipped)")
-    print(markdown(read_table(ap.parse_args().costs)))
+    ap.add_argument("--into", type=Path, default=None, help="Markdown file to update in place")
+    args = ap.parse_args()
+    table = markdown(read_table(args.costs))
+    if args.into is None:
+        print(table)
+        return
+    text = args.into.read_text(encoding="utf-8")
+    new, n = re.subn(r"(<!-- cost-table:start -->\n).*?(<!-- cost-table:end -->)",
+                     lambda m: m.group(1) + table + "\n" + m.group(2), text, flags=re.S)
+    if n != 1:
+        sys.exit(f"{args.into}: expected one <!-- cost-table:start/end --> pair, found {n}")
+    args.into.write_text(new, encoding="utf-8")
 
 
 if __name__ == "__main__":
