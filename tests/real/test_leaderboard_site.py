@@ -274,23 +274,27 @@ def test_index_renders_sorts_and_escapes(browser: DevTools, site: Path) -> None:
     browser.evaluate("document.querySelectorAll('#leaderboard thead th button')[1].click()")
     assert browser.evaluate(names) == sorted([EVIL, EVIL2, "model-b", "sampled", "sampled-twin"],
                                              key=str.lower)
+    # the engine column: backend and weight type of each entry's runs
+    engines = "Array.from(document.querySelectorAll('#leaderboard tbody tr td:nth-child(3)'))" \
+              ".map(td => td.textContent.trim())"
+    assert browser.evaluate(engines) == ["hf float32"] * 5
     # headers are buttons (keyboard-reachable); the first press sorts scores best first
     assert browser.evaluate("document.querySelectorAll('#leaderboard thead th button').length"
                             ) >= 8
-    browser.evaluate("document.querySelectorAll('#leaderboard thead th button')[2].focus()")
+    browser.evaluate("document.querySelectorAll('#leaderboard thead th button')[3].focus()")
     assert browser.evaluate("document.activeElement.className") == "sort"
     browser.evaluate("document.activeElement.click()")  # what Enter does on a focused button
     overall = browser.evaluate(
-        "Array.from(document.querySelectorAll('#leaderboard tbody tr td:nth-child(3)'))"
+        "Array.from(document.querySelectorAll('#leaderboard tbody tr td:nth-child(4)'))"
         ".map(td => parseFloat(td.dataset.value))")
     assert overall == sorted(overall, reverse=True)
-    assert browser.evaluate("document.querySelectorAll('#leaderboard thead th')[2]"
+    assert browser.evaluate("document.querySelectorAll('#leaderboard thead th')[3]"
                             ".getAttribute('aria-sort')") == "descending"
-    assert browser.evaluate("location.hash") == "#sort=leaderboard%3A2%3Adesc"
+    assert browser.evaluate("location.hash") == "#sort=leaderboard%3A3%3Adesc"
     browser.evaluate("location.reload()")  # the sort state survives a reload (URL fragment)
     browser.wait_event("Page.loadEventFired")
     browser.drain()
-    assert browser.evaluate("document.querySelectorAll('#leaderboard thead th')[2]"
+    assert browser.evaluate("document.querySelectorAll('#leaderboard thead th')[3]"
                             ".getAttribute('aria-sort')") == "descending"
     # the gap column: lower is better, so its first press sorts ascending
     gap = browser.evaluate("Array.from(document.querySelectorAll('#leaderboard thead th'))"
