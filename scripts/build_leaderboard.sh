@@ -23,7 +23,7 @@ MINB=30
 SEED=0
 NAME=offline-small
 # SmolLM2 on transformers fp32; Gemma on llama.cpp at F16 (same answers as hf fp32 on 247/248
-# greedy texts and 140/140 choices, bench/RESULTS.md, at well under half the CPU)
+# greedy texts and 140/140 choices, bench/RESULTS.md, at 55% of its CPU at 2 items per bucket)
 MODELS="hf:smollm2-135m llamacpp:gemma3-270m"
 SUITES="lengthgen compgen easy2hard instructdiv"
 RUNS=runs/leaderboard
