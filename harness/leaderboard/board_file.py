@@ -17,6 +17,12 @@ LEADERBOARD_SCHEMA_VERSION = 3
 LEADERBOARD_KIND = "genharness-leaderboard"
 
 
+def engine_label(backend: str, dtype: str | None) -> str:
+    """A run's engine and weight type in one label, e.g. "hf float32", "llamacpp F16" (the board's
+    engine column and the cost table's ``engine``)."""
+    return f"{backend} {dtype}" if dtype else backend
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -45,8 +51,8 @@ class ModelCard(_Model):
 
     @property
     def engine(self) -> str:
-        """Engine and weight type as the board names them, e.g. "hf float32", "llamacpp F16"."""
-        return f"{self.backend} {self.dtype}" if self.dtype else self.backend
+        """Engine and weight type as the board names them (see :func:`engine_label`)."""
+        return engine_label(self.backend, self.dtype)
 
 
 class Score(_Model):

@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import HarnessError, first_problem
+from harness.leaderboard.board_file import engine_label
 
 SHIPPED = Path(__file__).with_name("costs.json")  # the project's measurements
 
@@ -84,7 +85,7 @@ def measured(run_dir: Path) -> tuple[str, dict[str, TaskCost], list[str]]:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise HarnessError(f"{path}: not a results.json with timings ({e})") from None
     loads = [timings[k] for k in ("loadavg_1m_start", "loadavg_1m_end") if k in timings]
-    engine = " ".join(str(ident.get(k)) for k in ("backend", "dtype") if ident.get(k))
+    engine = engine_label(str(ident.get("backend", "")), ident.get("dtype"))
     out: dict[str, TaskCost] = {}
     skipped = []
     for t in tasks:
