@@ -165,10 +165,8 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     t_load = time.perf_counter()
     owned = model is None
     base = load(cfg) if model is None else model
-    # the wall-clock start (Unix seconds): leaderboards order duplicate runs by it, never by
-    # file modification times
-    timings: dict[str, float] = {"started_unix": time.time() - (t_load - t_start),
-                                 "resolve_s": t_load - t_start,
+    # durations only: no wall-clock time of day, so a results file names no machine time
+    timings: dict[str, float] = {"resolve_s": t_load - t_start,
                                  "model_load_s": time.perf_counter() - t_load,
                                  "loadavg_1m_start": os.getloadavg()[0]}
     identity = base.identity

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-LEADERBOARD_SCHEMA_VERSION = 3
+LEADERBOARD_SCHEMA_VERSION = 4
 LEADERBOARD_KIND = "genharness-leaderboard"
 
 
@@ -249,14 +249,13 @@ class SourceRun(_Model):
     public_id: str  # public model identifier (never a local path)
     entry: str  # Entry.id it contributes to ("": none of its tasks is on the board)
     tasks: list[str]  # tasks it holds
-    used_tasks: list[str]  # of those, the ones it is the latest run for
+    used_tasks: list[str]  # of those, the ones it is the last given run for
     spec_sha256: dict[str, str]  # task → hash of the resolved spec it ran
     harness_version: str  # genharness version that wrote it
     git_commit: str | None  # harness commit it ran at
     git_dirty: bool | None  # uncommitted changes under harness/ or tasks/ at that commit
     cache_hits: int | None  # requests answered from the response cache (None: no cache)
     cache_misses: int | None  # requests sent to the model
-    started_at: str | None  # UTC start time recorded by the run (decides the latest duplicate)
     reproduce: str  # the command that reruns it
 
 
@@ -265,8 +264,8 @@ class Conflict(_Model):
 
     entry: str  # Entry.id
     task: str  # task address
-    kept: str  # the newer results.json (its numbers are shown)
-    dropped: str  # the older one
+    kept: str  # the results.json given later (its numbers are shown)
+    dropped: str  # the one given earlier
     reason: str  # what differs
 
 
@@ -307,6 +306,6 @@ class Leaderboard(_Model):
     entries: list[Entry]  # rows, by group then rank
     families: list[FamilyRow]  # model families with several members
     tasks: list[TaskBoard]  # per-task tables, by suite then name
-    sources: list[SourceRun]  # the merged results files, oldest first
+    sources: list[SourceRun]  # the merged results files, in the order given (the last wins)
     conflicts: list[Conflict]  # duplicates that disagreed
     build: BuildOptions | None = None  # how it was built

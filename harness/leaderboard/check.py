@@ -3,8 +3,9 @@
 - :func:`~harness.leaderboard.stale.stale_tasks` of :func:`board_specs`: tasks whose spec hash
   in a board's runs differs from the spec the task files of this checkout resolve to (or that no
   longer exist): rerun them.
-- :func:`rebuild_diff`: rebuild a board from the runs it carries (``runs/*/*/results.json``) with
-  the options it records, and list every file whose bytes differ.
+- :func:`rebuild_diff`: rebuild a board from the runs it carries (``runs/*/*/results.json``, in
+  the order its build was given them) with the options it records, and list every file whose
+  bytes differ.
 
 ``leaderboards/manifest.json`` says which boards are ``current`` (both checks must pass; CI runs
 them) and which are ``stale`` (the page says so; regenerate with scripts/build_leaderboard.sh).
@@ -47,8 +48,17 @@ def board_include_paths(board: Path) -> list[Path]:
 
 
 def board_inputs(board: Path) -> list[Path]:
-    """The results.json copies a board carries, in name order."""
-    return sorted(board.glob("runs/*/*/results.json"))
+    """The results.json copies a board carries, in the order they were given to the build (its
+    ``sources``: the last given run of an entry and task wins), then any others in name order."""
+    carried = sorted(board.glob("runs/*/*/results.json"))
+    try:
+        data = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
+        given = [board / s["path"] for s in data.get("sources", [])]
+    except (OSError, ValueError, TypeError, KeyError):
+        given = []
+    first = [p for p in dict.fromkeys(given) if p in set(carried)]
+    rest = set(carried) - set(first)
+    return first + [p for p in carried if p in rest]
 
 
 def build_options(board: Path) -> dict[str, Any]:

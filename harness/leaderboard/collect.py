@@ -3,10 +3,11 @@
 Runs are grouped into *entries*: one per model (``backend:name``) and configuration (the run
 options that change results: model spec and args other than ``device``, seed, templates, few-shot
 k, chat template, strategy; not ``--limit-per-bucket``: a smaller limit runs a prefix of the same
-items, and every cell shows its n). For each entry and task the latest run wins, by the start
-time the run recorded (``timings.started_unix``), then by the sha256 of its bytes: never by file
-modification times, so a checkout or a copy builds the same board. An older duplicate whose spec
-or numbers differ is reported as a :class:`Conflict`; identical duplicates merge silently.
+items, and every cell shows its n). For each entry and task the run given last wins (argument
+order, which ``leaderboard.json`` ``sources`` records, so a rebuild from the board's copies gives
+the same board); never file modification times or a clock time, which results files do not
+carry. An earlier duplicate whose spec or numbers differ is reported as a :class:`Conflict`;
+identical duplicates merge silently.
 
 Every input results.json is copied verbatim into the board, with the per-sample files it names,
 under ``runs/<entry>/<sha256[:12]>/``: the board carries its own inputs, and building from those
@@ -28,7 +29,7 @@ from harness.config import ITEM_SELECTION, RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
 from harness.leaderboard.board_file import Conflict, SourceRun
 from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results, open_samples
-from harness.leaderboard.provenance import public_id, reproduce, started_at
+from harness.leaderboard.provenance import public_id, reproduce
 from harness.leaderboard.rows import ItemData, sample_digest, task_row
 from harness.leaderboard.scores import Sample
 from harness.results import Results, TaskResult
@@ -91,11 +92,6 @@ class Run:
     entry_key: str  # model + configuration
     samples: dict[str, tuple[Path, str | None]]  # task → checked samples file, recorded sha256
     folder: str = ""  # its copy in the board: runs/<entry>/<sha[:12]>
-
-    @property
-    def order(self) -> tuple[str, str]:
-        """Oldest first: recorded start time (runs without one first), then content hash."""
-        return (started_at(self.res) or "", self.sha256)
 
 
 @dataclass
@@ -183,7 +179,7 @@ def _read(paths: Sequence[Path], samples: str, skip_invalid: bool,
         if invalid and not skip_invalid:
             raise HarnessError(invalid[0] + " (--skip-invalid leaves such tasks out)")
         runs.append(Run(p, sha, res, _entry_key(res), files))
-    return sorted(runs, key=lambda r: r.order)
+    return runs
 
 
 def _items(path: Path, rep: tuple[str, str]) -> ItemData:
@@ -216,7 +212,7 @@ def gather(paths: Sequence[Path], samples: str = "copy", gzip_samples: bool = Fa
     runs = _read(paths, samples, skip_invalid, invalid)
     cells: dict[str, dict[str, Cell]] = {}
     conflicts: list[tuple[str, str, Run, Run, str]] = []
-    for run in reversed(runs):  # newest first
+    for run in reversed(runs):  # the last given first: it wins
         for t in run.res.tasks:
             if not t.templates:
                 continue
@@ -263,7 +259,7 @@ def gather(paths: Sequence[Path], samples: str = "copy", gzip_samples: bool = Fa
 
 
 def sources(c: Collected) -> list[SourceRun]:
-    """One line of provenance per input run, oldest first."""
+    """One line of provenance per input run, in the order they were given."""
     used = {(cell.source, n) for by_task in c.cells.values() for n, cell in by_task.items()}
     out = []
     for r in c.runs:
@@ -277,7 +273,7 @@ def sources(c: Collected) -> list[SourceRun]:
             spec_sha256={t.task: t.spec_sha256 for t in r.res.tasks},
             harness_version=r.res.harness.version, git_commit=r.res.harness.git_commit,
             git_dirty=r.res.harness.git_dirty, cache_hits=cache.hits if cache else None,
-            cache_misses=cache.misses if cache else None, started_at=started_at(r.res),
+            cache_misses=cache.misses if cache else None,
             reproduce=reproduce(r.res)))
     return out
 

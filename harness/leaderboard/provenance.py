@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from datetime import datetime, timezone
 from pathlib import PurePosixPath
 
 from harness.results import Results
@@ -40,14 +39,6 @@ def family_of(name: str) -> str | None:
     """A model's family: its name without a trailing ``-s<seed>`` (None when it has none)."""
     m = _FAMILY.match(name)
     return m.group("family") if m else None
-
-
-def started_at(res: Results) -> str | None:
-    """The run's recorded UTC start time (ISO 8601), or None for runs that did not record it."""
-    t = res.timings.get("started_unix")
-    if t is None:
-        return None
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def reproduce(res: Results) -> str:

@@ -229,7 +229,7 @@ def markdown(board: Leaderboard) -> str:
         lines.append("")
     lines += ["## Sources", ""]
     lines += [md_text(f"- {s.path}: {s.public_id}, commit {(s.git_commit or '-')[:12]}"
-                      f"{' (dirty)' if s.git_dirty else ''}, started {s.started_at or '-'}, "
+                      f"{' (dirty)' if s.git_dirty else ''}, "
                       f"cache hits {s.cache_hits if s.cache_hits is not None else '-'}; "
                       f"reproduce: {s.reproduce}") for s in board.sources]
     lines.append("")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -20,7 +21,6 @@ from harness.leaderboard import board_file as schema  # noqa: E402
 from harness.leaderboard.aggregate import board_from_runs  # noqa: E402
 from harness.leaderboard.build import build  # noqa: E402
 from harness.leaderboard.collect import load_leaderboard, load_results  # noqa: E402
-from harness.results import Results  # noqa: E402
 from tests.unit.test_leaderboard_fixtures import TaskSpecLite, make_results, write_run  # noqa: E402
 
 ADD_A = TaskSpecLite("lengthgen/addition",
@@ -86,30 +86,27 @@ def test_task_boards_have_one_cell_per_bucket(tmp_path: Path) -> None:
         "axis": "length", "shift": "longer", "locus": ["input"]}
 
 
-def _at(res: Results, t: float) -> Results:
-    return res.model_copy(update={"timings": {"started_unix": t}})
-
-
-def test_latest_duplicate_wins_and_conflicts_are_reported(tmp_path: Path) -> None:
+def test_last_given_duplicate_wins_and_conflicts_are_reported(tmp_path: Path) -> None:
     changed = TaskSpecLite(ADD_A.task, [("1", "ID", 10, 10), ("2", "ID", 10, 10),
                                         ("3", "OOD", 10, 10), ("4", "OOD", 10, 10)],
                            gap=(0.0, -0.1, 0.1))
-    # the recorded start time decides, never file modification times or argument order
-    new = write_run(tmp_path / "new", _at(make_results("alpha", [changed]), 2_000_000))
-    old = write_run(tmp_path / "old", _at(make_results("alpha", [ADD_A, SCAN_A]), 1_000_000))
-    same = write_run(tmp_path / "same", _at(make_results("alpha", [SCAN_A]), 1_500_000))
-    os.utime(new, (1, 1))  # an old mtime on the newest run changes nothing
-    board = board_from_runs([new, old, same]).board
+    old = write_run(tmp_path / "old", make_results("alpha", [ADD_A, SCAN_A]))
+    same = write_run(tmp_path / "same", make_results("alpha", [SCAN_A]))
+    new = write_run(tmp_path / "new", make_results("alpha", [changed]))
+    os.utime(new, (1, 1))  # an old mtime on the last given run changes nothing
+    board = board_from_runs([old, same, new]).board
     assert len(board.entries) == 1
-    by_path = {s.started_at: s.path for s in board.sources}
-    assert [s.started_at for s in board.sources] == sorted(by_path)  # oldest first
+    paths = [s.path for s in board.sources]  # in the order given
+    assert [s.sha256 for s in board.sources] == [
+        hashlib.sha256(p.read_bytes()).hexdigest() for p in (old, same, new)]
     [row] = [t.rows[0] for t in board.tasks if t.task == ADD_A.task]
-    assert row.accuracy == 1.0 and row.source == by_path["1970-01-24T03:33:20Z"]
+    assert row.accuracy == 1.0 and row.source == paths[2]
     [conflict] = board.conflicts  # SCAN_A duplicates are identical: no conflict
-    assert (conflict.task, conflict.kept, conflict.dropped) == (
-        ADD_A.task, by_path["1970-01-24T03:33:20Z"], by_path["1970-01-12T13:46:40Z"])
+    assert (conflict.task, conflict.kept, conflict.dropped) == (ADD_A.task, paths[2], paths[0])
     assert "numbers differ" in conflict.reason
-    assert board_from_runs([same, old, new]).board == board  # argument order does not matter
+    flipped = board_from_runs([new, same, old]).board  # now the original run is given last
+    [row] = [t.rows[0] for t in flipped.tasks if t.task == ADD_A.task]
+    assert row.accuracy != 1.0 and flipped.conflicts[0].kept == paths[0]
 
 
 def test_different_configurations_are_separate_entries(tmp_path: Path) -> None:

@@ -69,6 +69,25 @@ def test_rebuild_from_the_board_is_byte_identical_and_detects_edits(tmp_path: Pa
     assert rebuild_diff(out, tmp_path / "third") == ["index.html"]
 
 
+def test_rebuild_keeps_the_given_order_of_conflicting_runs(tmp_path: Path) -> None:
+    """The last given duplicate wins; a rebuild passes the copies in that order, not by name
+    (one of the two orders below is against the name order of the copies' folders)."""
+    def run(folder: str, id_correct: int) -> Path:
+        spec = TaskSpecLite(TASK, [("1", "ID", 10, id_correct), ("2", "OOD", 10, 2)],
+                            gap=(0.3, 0.1, 0.5))
+        return write_run(tmp_path / folder, make_results("alpha", [spec]))
+
+    first, second = run("x", 5), run("y", 9)
+    for n, order in enumerate(([first, second], [second, first])):
+        out = tmp_path / f"board{n}"
+        build(order, out)
+        data = json.loads((out / "leaderboard.json").read_text())
+        assert len(data["conflicts"]) == 1
+        shown = data["tasks"][0]["rows"][0]["source"]
+        assert shown == data["sources"][-1]["path"]  # the last given
+        assert rebuild_diff(out, tmp_path / f"again{n}") == []
+
+
 def test_floor_shows_no_gap_and_is_counted(tmp_path: Path) -> None:
     out = _board(tmp_path)
     data = json.loads((out / "leaderboard.json").read_text())

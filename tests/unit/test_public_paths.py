@@ -54,14 +54,29 @@ def test_results_json_holds_the_relative_model_path(tmp_path: Path,
 
 
 LOCAL = re.compile(r"""(?:^|["'\s(>=`])(/(?:work|root|home|tmp|Users|mnt|srv|opt)/)""")
+# an ISO date-time, or a Unix time of this century held by a key that names a time
+CLOCK = re.compile(r"\b20\d\d-\d\d-\d\dT\d\d:\d\d|\"\w*(?:unix|started|time)\w*\": 1[5-9]\d{8}")
 
 
-def test_no_committed_board_or_run_names_a_local_path() -> None:
+def _committed_matches(pattern: re.Pattern[str]) -> tuple[int, list[str]]:
+    """How many committed board and run files were read, and each match of *pattern*."""
     root = Path(__file__).resolve().parents[2] / "leaderboards"
     checked, found = 0, []
     for p in sorted(root.rglob("*")):
         if p.suffix in {".json", ".md", ".html", ".csv"} and p.is_file():
             checked += 1
-            found += [f"{p.relative_to(root)}: {m.group(1)}"
-                      for m in LOCAL.finditer(p.read_text(encoding="utf-8"))]
+            found += [f"{p.relative_to(root)}: {m.group(m.lastindex or 0)}"
+                      for m in pattern.finditer(p.read_text(encoding="utf-8"))]
+    return checked, found
+
+
+def test_no_committed_board_or_run_names_a_local_path() -> None:
+    checked, found = _committed_matches(LOCAL)
     assert checked > 100 and found == []
+
+
+def test_no_committed_board_or_run_records_a_clock_time() -> None:
+    """Committed files carry durations, never the time of day a machine ran them."""
+    checked, found = _committed_matches(CLOCK)
+    assert checked > 100 and found == []
+    assert CLOCK.search('"started_unix": 1795605897.8622') and CLOCK.search("2026-11-25T11:04")
