@@ -39,14 +39,17 @@ def print_comparison(c: Comparison, console: Console | None = None) -> None:
     """One table per task (all, then per bucket) and the pooled line."""
     console = console or Console()
     design = (
-        f"seed {c.seed}, the same items in both runs: paired. diff = acc(B) − acc(A) in points "
-        f"with a paired {int(c.level * 100)}% score interval (items as the unit); McNemar "
-        "p-value over items (exact binomial below 25 discordant items), Holm-adjusted over the "
-        "tasks in brackets; items where A / B scores higher (A>B/B>A)"
+        f"seed {c.seed}, the same items in both runs: paired. diff = score(B) − score(A) "
+        f"(mean score: accuracy on exact-match tasks) in points with a paired "
+        f"{int(c.level * 100)}% score interval (items as the unit); sign-test p-value over "
+        "items (McNemar's test when each item has one binary sample; exact binomial below 25 "
+        "discordant items), Holm-adjusted over the tasks in brackets; items where A / B scores "
+        "higher (A>B/B>A)"
         if c.paired else
         f"seeds {c.seed} and {c.seed_b}: the items differ, so they are NOT paired; each task "
-        "where they differ is compared as two independent samples: diff = acc(B) − acc(A) in "
-        f"points with Newcombe's {int(c.level * 100)}% interval and the p-value that inverts it "
+        "where they differ is compared as two independent samples: diff = score(B) − score(A) "
+        f"in points with Newcombe's {int(c.level * 100)}% interval and the p-value that inverts "
+        "it "
         "(Holm-adjusted over the tasks in brackets)")
     console.print(escape(f"A: {c.model_a}  ({c.run_a})\nB: {c.model_b}  ({c.run_b})\n{design}"))
     for t in c.tasks:
@@ -80,9 +83,9 @@ def compare_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     tasks: Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")] = None,  # noqa: UP007
 ) -> None:
-    """Compare two runs: per task and bucket, acc(B) − acc(A) with a 95% score interval and a
-    p-value; item by item (McNemar) where both ran identical items (same seed, prompts and
-    targets), else as two independent samples (Newcombe), which the output says."""
+    """Compare two runs: per task and bucket, score(B) − score(A) (mean scores) with a 95% score
+    interval and a p-value; item by item (sign test) where both ran identical items (same seed,
+    prompts and targets), else as two independent samples (Newcombe), which the output says."""
     from harness.leaderboard.paired import compare_runs
 
     chosen = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
