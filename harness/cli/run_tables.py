@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
-from harness.gaps.builtin import GapReport, value_and_ci
+from harness.gaps.report import GapReport, value_and_ci
 from harness.results import Results, TaskResult
 from harness.scoring.report import TemplateReport
 

@@ -6,7 +6,7 @@ condition) report. A gap gets a ``GapContext`` (each bucket's scores, the bucket
 that wants them, and the ID items' chance level) and returns a pydantic model, its JSON in
 results.json, or None where it cannot be computed (no OOD samples, say). Whether the report's
 gaps are measurable at all (floor, ceiling) is decided once, before any gap runs
-(``gaps/builtin``): a gap only ever runs on a measurable report. A model with a ``value`` field
+(``gaps/report``): a gap only ever runs on a measurable report. A model with a ``value`` field
 (and ``ci_low``/``ci_high``, where it has an interval) gives the per-task number a leaderboard
 shows.
 

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from harness.gaps.builtin import value_and_ci
+from harness.gaps.report import value_and_ci
 from harness.leaderboard.board_file import AnalysisCell, BucketCell, GapCell, TaskRow
 from harness.leaderboard.scores import ItemScores, Sample, item_scores
 from harness.results import TaskResult

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from harness.gaps.builtin import GapReport, chance_level, gaps_from_scores, sample_chance
+from harness.gaps.report import GapReport, chance_level, gaps_from_scores, sample_chance
 from harness.scoring.aggregates import (
     BucketAggregate,
     RoleAggregate,

@@ -16,8 +16,8 @@ from pydantic import BaseModel
 from harness.config import RunConfig
 from harness.errors import HarnessError, TaskSpecError
 from harness.evaluation import evaluate
-from harness.gaps.builtin import GapReport, gaps_from_scores
 from harness.gaps.registry import GAPS, GapContext, gap
+from harness.gaps.report import GapReport, gaps_from_scores
 from harness.results import read_samples
 from harness.scoring.intervals import diff_interval, proportion, ratio_interval
 from harness.scoring.report import task_reports

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from harness.gaps.builtin import compute_gaps
+from harness.gaps.report import compute_gaps
 from harness.scoring.aggregates import aggregate_buckets, aggregate_roles
 from harness.scoring.intervals import exact_limits
 from harness.scoring.records import SampleRecord

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 
-from harness.gaps.builtin import GapReport  # noqa: E402
+from harness.gaps.report import GapReport  # noqa: E402
 from harness.leaderboard.build import build  # noqa: E402
 from harness.leaderboard.check import (  # noqa: E402
     board_include_paths,

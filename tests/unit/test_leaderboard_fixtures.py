@@ -15,7 +15,8 @@ from typing import Any
 
 from harness.analyses.registry import AnalysisResult
 from harness.config import RunConfig
-from harness.gaps.builtin import GapReport, Horizon, IdOodGap, Retention
+from harness.gaps.builtin import Horizon, IdOodGap, Retention
+from harness.gaps.report import GapReport
 from harness.lm import ModelIdentity
 from harness.results import (
     SCHEMA_VERSION,

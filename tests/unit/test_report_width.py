@@ -17,7 +17,8 @@ from rich.table import Table
 
 from harness.cli.run_tables import print_results, score_column, table_title
 from harness.config import RunConfig
-from harness.gaps.builtin import GapReport, Horizon, IdOodGap, Retention
+from harness.gaps.builtin import Horizon, IdOodGap, Retention
+from harness.gaps.report import GapReport
 from harness.items import build_instances
 from harness.lm import ModelIdentity
 from harness.results import SCHEMA_VERSION, Environment, HarnessInfo, Results, TaskResult
