@@ -7,11 +7,14 @@
 #   bash scripts/build_leaderboard.sh                      # full regeneration (`harness leaderboard plan` says how long)
 #   bash scripts/build_leaderboard.sh --reuse              # keep finished runs, only run what is missing
 #   bash scripts/build_leaderboard.sh --limit 3 --models "hf:smollm2-135m" --name try --runs /tmp/try
+#   bash scripts/build_leaderboard.sh --retime --models "hf:smollm2-135m"   # time what costs.json lacks
 #
 # Options: --limit N (every task at N items per bucket instead of the plan: a smoke test; the
 # board then states its shortfall), --target H and --min-per-bucket M (the plan's target),
 # --seed S (default 0), --name NAME (folder under leaderboards/, default offline-small), --models
-# "M1 M2", --suites "S1 S2", --runs DIR (default runs/leaderboard), --reuse, --no-build.
+# "M1 M2", --suites "S1 S2", --runs DIR (default runs/leaderboard), --reuse, --no-build,
+# --retime (only time the tasks harness/leaderboard/costs.json has no measurement of, one
+# `--no-cache` eval per task under RUNS/retime/, each added as it finishes; then stop).
 # Needs `bash scripts/setup.sh --board` (llama-cpp-python and Gemma-3-270M besides the default set-up).
 # Each eval runs on one thread (THREADS=1; OMP_NUM_THREADS), and the CPU seconds it measured per
 # task go into harness/leaderboard/costs.json, the table `harness leaderboard plan` estimates from.
@@ -29,6 +32,7 @@ SUITES="lengthgen compgen easy2hard instructdiv"
 RUNS=runs/leaderboard
 REUSE=0
 BUILD=1
+RETIME=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --limit) LIMIT=$2; shift 2 ;;
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --reuse) REUSE=1; shift ;;
     --no-build) BUILD=0; shift ;;
+    --retime) RETIME=1; shift ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "build_leaderboard.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -58,6 +63,30 @@ start_all=$(date +%s)
 # a run folder per model: hf: models by name alone (the folders earlier builds made), others with their backend
 model_slug() { local s=${1#hf:}; s=${s//\//_}; echo "${s//:/-}"; }
 SUITES_CSV=${SUITES// /,}
+if [ "$RETIME" = 1 ]; then
+  # a task a resumed build answered from the response cache has no CPU time: run it alone,
+  # uncached, at its plan limit (a later run replaces a task's entry; finished tasks are kept)
+  for model in $MODELS; do
+    slug=$(model_slug "$model")
+    margs=(); case "$model" in llamacpp:*) margs=(--model-args "threads=$OMP_NUM_THREADS") ;; esac
+    while read -r limit tasks; do
+      [ -n "$limit" ] || continue
+      lim=(--limit-per-bucket "$limit"); [ "$limit" = all ] && lim=()
+      for task in ${tasks//,/ }; do
+        out="$RUNS/retime/$slug/${task//\//_}"
+        echo "== $model: timing $task at limit $limit -> $out"
+        rm -rf "$out"; mkdir -p "$(dirname "$out")"
+        nice -n 10 "$H" eval --model "$model" "${margs[@]}" --tasks "$task" "${lim[@]}" \
+          --seed "$SEED" --no-cache --output-dir "$out" > "$out.log" 2>&1 || {
+            echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
+        "$H" leaderboard costs "$out" --out harness/leaderboard/costs.json
+      done
+    done <<< "$("$H" leaderboard plan --tasks "$SUITES_CSV" --target "$TARGET" \
+                --min-per-bucket "$MINB" --seed "$SEED" --groups --unmeasured "$model")"
+  done
+  echo "build_leaderboard.sh: re-timed in $(( $(date +%s) - start_all )) s"
+  exit 0
+fi
 # one eval per (model, group of tasks sharing a limit): --limit-per-bucket applies to a whole run
 if [ -n "$LIMIT" ]; then
   GROUPS_TXT="$LIMIT $SUITES_CSV"

@@ -102,6 +102,9 @@ def plan_command(
                          "one harness eval each.")] = False,
     models: Annotated[str, typer.Option(help="Models to estimate, comma-separated (default: "
                                              "every model in the cost table).")] = "",
+    unmeasured: Annotated[str, typer.Option(
+        help="With --groups: only the tasks the cost table has no measurement of for this "
+             "model (what scripts/build_leaderboard.sh --retime runs).")] = "",
     costs: Annotated[Path | None, typer.Option(
         help="Cost table (default: the measured one shipped with the harness; make your own "
              "with 'harness leaderboard costs').")] = None,
@@ -113,12 +116,15 @@ def plan_command(
 
     if not 0 < target < 0.5 or min_per_bucket < 1:
         raise HarnessError("--target must be in (0, 0.5) and --min-per-bucket at least 1")
+    if unmeasured and not groups_only:
+        raise HarnessError("--unmeasured: only with --groups")
     plans = plan_tasks([tasks], seed, target, min_per_bucket)
+    table = read_table(costs)
     if groups_only:
-        for limit, names in groups(plans):
+        have = table.models.get(unmeasured, {}) if unmeasured else {}
+        for limit, names in groups([p for p in plans if p.task not in have]):
             typer.echo(f"{limit if limit is not None else 'all'} {','.join(names)}")
         return
-    table = read_table(costs)
     names = [m for m in models.split(",") if m] or list(table.models)
     planned = [(p.task, p.prompts) for p in plans]
     est = {m: estimate(table, m, planned) for m in names}

@@ -71,6 +71,22 @@ def test_plan_prints_the_measured_cost_per_task(tmp_path: Path) -> None:
     assert "hf:m: 1.0 core-h at least (1 of 2 tasks not measured)" in out.output
 
 
+def test_groups_of_the_unmeasured_tasks_are_what_retime_runs(tmp_path: Path) -> None:
+    table = tmp_path / "costs.json"
+    cost = TaskCost(limit=31, prompts=186, cpu_s=60.0, wall_s=61.0, load_avg=1.0, engine="hf")
+    table.write_text(CostTable(models={"hf:m": {TASK: cost}}).model_dump_json())
+    base = ["leaderboard", "plan", "--tasks", f"{TASK},lengthgen/sort", "--costs", str(table),
+            "--groups"]
+    everything = CliRunner().invoke(app, base)
+    assert everything.exit_code == 0 and f"{TASK}," in everything.output
+    left = CliRunner().invoke(app, [*base, "--unmeasured", "hf:m"])
+    assert left.exit_code == 0 and left.output.split()[1:] == ["lengthgen/sort"]
+    other = CliRunner().invoke(app, [*base, "--unmeasured", "hf:other"])  # nothing measured
+    assert other.output == everything.output
+    wrong = CliRunner().invoke(app, base[:-1] + ["--unmeasured", "hf:m"])
+    assert wrong.exit_code != 0 and "--unmeasured: only with --groups" in str(wrong.exception)
+
+
 def test_a_bad_cost_table_is_one_line_naming_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "costs.json"
     bad.write_text('{"models": {"m": {"t": {"cpu_s": "lots"}}}}')
