@@ -17,7 +17,8 @@
 # `--no-cache` eval per task under RUNS/retime/, each added as it finishes; then stop).
 # Needs `bash scripts/setup.sh --board` (llama-cpp-python and Gemma-3-270M besides the default set-up).
 # Each eval runs on one thread (THREADS=1; OMP_NUM_THREADS), and the CPU seconds it measured per
-# task go into harness/leaderboard/costs.json, the table `harness leaderboard plan` estimates from.
+# task go into harness/leaderboard/costs.json (COSTS=FILE: another table), the table `harness
+# leaderboard plan` estimates from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIMIT=
@@ -51,6 +52,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 H=.venv/bin/harness
+COSTS=${COSTS:-harness/leaderboard/costs.json}
 export OMP_NUM_THREADS=${THREADS:-1}
 # data-backed tasks (SCAN, PCFG SET, MATH, multi-prompt paraphrases) read the local mirror
 export GENHARNESS_DATA=${GENHARNESS_DATA:-$(cd .. && pwd)/shared/data}
@@ -66,9 +68,12 @@ SUITES_CSV=${SUITES// /,}
 if [ "$RETIME" = 1 ]; then
   # a task a resumed build answered from the response cache has no CPU time: run it alone,
   # uncached, at its plan limit (a later run replaces a task's entry; finished tasks are kept)
+  [ -f "$COSTS" ] || echo '{"models": {}}' > "$COSTS"
   for model in $MODELS; do
     slug=$(model_slug "$model")
     margs=(); case "$model" in llamacpp:*) margs=(--model-args "threads=$OMP_NUM_THREADS") ;; esac
+    todo=$("$H" leaderboard plan --tasks "$SUITES_CSV" --target "$TARGET" --min-per-bucket "$MINB" \
+      --seed "$SEED" --groups --unmeasured "$model" --costs "$COSTS")
     while read -r limit tasks; do
       [ -n "$limit" ] || continue
       lim=(--limit-per-bucket "$limit"); [ "$limit" = all ] && lim=()
@@ -79,10 +84,9 @@ if [ "$RETIME" = 1 ]; then
         nice -n 10 "$H" eval --model "$model" "${margs[@]}" --tasks "$task" "${lim[@]}" \
           --seed "$SEED" --no-cache --output-dir "$out" > "$out.log" 2>&1 || {
             echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
-        "$H" leaderboard costs "$out" --out harness/leaderboard/costs.json
+        "$H" leaderboard costs "$out" --out "$COSTS"
       done
-    done <<< "$("$H" leaderboard plan --tasks "$SUITES_CSV" --target "$TARGET" \
-                --min-per-bucket "$MINB" --seed "$SEED" --groups --unmeasured "$model")"
+    done <<< "$todo"
   done
   echo "build_leaderboard.sh: re-timed in $(( $(date +%s) - start_all )) s"
   exit 0
@@ -117,7 +121,7 @@ for model in $MODELS; do
       --seed "$SEED" --output-dir "$out" > "$out.log" 2>&1 || {
         echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
     echo "   done in $(( $(date +%s) - t0 )) s"
-    [ -n "$LIMIT" ] || "$H" leaderboard costs "$out" --out harness/leaderboard/costs.json
+    [ -n "$LIMIT" ] || "$H" leaderboard costs "$out" --out "$COSTS"
   done <<< "$GROUPS_TXT"
 done
 # paired comparisons of the first two models, one per group (published as pages)
