@@ -40,7 +40,7 @@ from harness.leaderboard.collect import (
     task_sort_key,
 )
 from harness.leaderboard.families import families
-from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
+from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET, evaluated_buckets
 from harness.leaderboard.provenance import family_of, public_id
 from harness.leaderboard.registered import board_value, macro_mean, values_by_name
 from harness.leaderboard.rows import ItemData
@@ -54,6 +54,7 @@ from harness.leaderboard.scores import (
     worst_half_width,
 )
 from harness.leaderboard.stale import stale_tasks
+from harness.results import TaskResult
 from harness.scoring.intervals import (
     Limits,
     Proportion,
@@ -276,7 +277,8 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
                          c, n in stale, items)
              for (n, here), pairs in zip(boards, all_pairs, strict=True)]
     short = [f"{e} {n}: {why}" for e in order for n in sorted(rows[e], key=task_sort_key)
-             if (why := _short(rows[e][n], target, min_per_bucket))]
+             if (why := _short(rows[e][n], _evaluated(c.cells[key_of[e]][n].task), target,
+                               min_per_bucket))]
     n_rows = sum(len(rows[e]) for e in order)
     board = Leaderboard(
         schema_version=LEADERBOARD_SCHEMA_VERSION, kind=LEADERBOARD_KIND, title=title,
@@ -290,12 +292,26 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
     return board, viewer
 
 
-def _short(r: TaskRow, target: float, min_per_bucket: int) -> str | None:
+def _evaluated(t: TaskResult) -> dict[str, str]:
+    """Label → role of the buckets a task's primary report evaluates (a few-shot condition's
+    ``evaluate`` list leaves the others empty by design)."""
+    conds = (t.spec.get("fewshot") or {}).get("conditions") or []
+    wanted = evaluated_buckets(c.get("evaluate") for c in conds) if conds else None
+    rep = t.templates[0].buckets if t.templates else []
+    return {b.bucket: b.role for b in rep if wanted is None or b.bucket in wanted}
+
+
+def _short(r: TaskRow, evaluated: Mapping[str, str], target: float,
+           min_per_bucket: int) -> str | None:
+    """Which precision target a row misses, over the buckets its task evaluates (a role it
+    does not evaluate, such as OOD in an ID-only task, is not asked for)."""
     why = []
-    h = max(worst_half_width(r.n_id), worst_half_width(r.n_ood) if r.n_ood else 0.0)
+    roles = set(evaluated.values())
+    h = max(worst_half_width(r.n_id) if "ID" in roles else 0.0,
+            worst_half_width(r.n_ood) if "OOD" in roles and r.n_ood else 0.0)
     if h > target + 1e-12:
         why.append(f"±{100 * h:.1f} pts (n_ID={r.n_id}, n_OOD={r.n_ood})")
-    small = min((b.n for b in r.buckets), default=0)
+    small = min((b.n for b in r.buckets if b.label in evaluated), default=0)
     if small < min_per_bucket:
         why.append(f"{small} items in its smallest bucket")
     return "; ".join(why) or None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.leaderboard.scores import items_for, worst_half_width
@@ -38,6 +38,21 @@ class TaskPlan:
     half_id: float  # worst-case Wilson 95% half-width of pooled ID accuracy
     half_ood: float  # the same for pooled OOD accuracy (0 without OOD buckets)
     short: str | None  # which target it misses (too few items in the data), or None
+
+
+def evaluated_buckets(evaluates: Iterable[Sequence[str | float] | None]) -> set[str] | None:
+    """The bucket labels a task evaluates, from its few-shot conditions' ``evaluate`` lists (a
+    task with ``evaluate: [4, 5]`` in every condition never runs its other buckets); None: every
+    bucket (no conditions, or one without a list)."""
+    from harness.items import labels
+
+    out: set[str] = set()
+    for values in evaluates:
+        found = labels(values)
+        if found is None:
+            return None
+        out |= found
+    return out or None
 
 
 def per_bucket(n_id_buckets: int, n_ood_buckets: int, target: float = TARGET,
@@ -61,7 +76,9 @@ def plan_counts(task: str, buckets: Sequence[tuple[str, int]], target: float = T
     n_id = sum(n for r, n in got if r == "ID")
     n_ood = sum(n for r, n in got if r == "OOD")
     small = min((n for _, n in got), default=0)
-    h_id, h_ood = worst_half_width(n_id), worst_half_width(n_ood) if k_ood else 0.0
+    # a role the task does not evaluate (no OOD buckets; an `evaluate` list of OOD buckets only)
+    h_id = worst_half_width(n_id) if k_id else 0.0
+    h_ood = worst_half_width(n_ood) if k_ood else 0.0
     misses = []
     if h_id > target or h_ood > target:
         misses.append(f"±{100 * max(h_id, h_ood):.1f} pts, not ±{100 * target:.0f}")
@@ -84,7 +101,9 @@ def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
     for ref in index.resolve(list(names)):
         spec = index.spec(ref)
         inst = build_instances(spec, ref.address, seed, ref.base_dir)
-        counts = [(b.role, inst.count({b.label})) for b in inst.buckets]
+        evaluated = evaluated_buckets(c.evaluate for c in conditions(spec))
+        counts = [(b.role, inst.count({b.label})) for b in inst.buckets
+                  if evaluated is None or b.label in evaluated]
         plan = plan_counts(ref.address, counts, target, min_per_bucket)
         run = build_instances(spec, ref.address, seed, ref.base_dir, plan.limit)
         prompts = len(pick_templates(spec, None, ref.address)) * sum(
