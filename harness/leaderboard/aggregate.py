@@ -293,8 +293,8 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
 
 
 def _evaluated(t: TaskResult) -> dict[str, str]:
-    """Label → role of the buckets a task's primary report evaluates (a few-shot condition's
-    ``evaluate`` list leaves the others empty by design)."""
+    """Label → role of the buckets a task evaluates: every bucket, or the union of its few-shot
+    conditions' ``evaluate`` lists (which leave the other buckets empty by design)."""
     conds = (t.spec.get("fewshot") or {}).get("conditions") or []
     wanted = evaluated_buckets(c.get("evaluate") for c in conds) if conds else None
     rep = t.templates[0].buckets if t.templates else []

@@ -56,8 +56,9 @@ def board_inputs(board: Path) -> list[Path]:
         given = [board / s["path"] for s in data.get("sources", [])]
     except (OSError, ValueError, TypeError, KeyError):
         given = []
-    first = [p for p in dict.fromkeys(given) if p in set(carried)]
-    rest = set(carried) - set(first)
+    present = set(carried)
+    first = [p for p in dict.fromkeys(given) if p in present]
+    rest = present - set(first)
     return first + [p for p in carried if p in rest]
 
 

@@ -9,8 +9,10 @@ items per bucket, where ``N`` is the fewest items whose Wilson 95% interval is w
 any accuracy (93 for ±10 points; the widest interval is at 50%). Pooled ID and pooled OOD
 accuracy then have at least ``N`` items each, and every bucket at least ``m``. Where a bucket
 holds fewer items than that (a fixed data set), the task runs on all of them and the plan says
-which target it misses. ``--limit-per-bucket`` applies to a whole run, so tasks are run in
-groups that share a limit (:func:`groups`).
+which target it misses. Only the buckets a task evaluates count: a task whose few-shot
+conditions all ``evaluate`` OOD buckets (MATH SGR: levels 4-5) is sized on those, with no ID role.
+``--limit-per-bucket`` applies to a whole run, so tasks are run in groups that share a limit
+(:func:`groups`).
 """
 
 from __future__ import annotations
