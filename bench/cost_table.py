@@ -3,9 +3,10 @@
 Reads the cost table (default: the shipped ``harness/leaderboard/costs.json``, which
 ``scripts/build_leaderboard.sh`` fills from the board's own runs) and prints, per task, the prompts
 and CPU seconds each model's run measured, CPU milliseconds per prompt, and the load average the
-run saw; then each model's total in core-hours over the tasks it has, and the tasks it lacks.
+run saw; then each model's total in core-hours over the tasks it has, and the board's tasks
+(``--tasks``, default the four suites) it lacks.
 
-    .venv/bin/python bench/cost_table.py [--costs FILE] [--into bench/RESULTS.md]
+    .venv/bin/python bench/cost_table.py [--costs FILE] [--tasks SUITES] [--into bench/RESULTS.md]
 
 ``--into`` replaces the table between the file's ``<!-- cost-table:start -->`` and
 ``<!-- cost-table:end -->`` lines instead of printing it.
@@ -22,8 +23,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness.leaderboard.costs import CostTable, read_table  # noqa: E402
 
 
-def markdown(table: CostTable) -> str:
-    """Task rows (one column group per model), then a totals row."""
+def board_tasks(suites: str) -> list[str]:
+    """The task addresses of the board's suites (comma-separated suites or tasks)."""
+    from harness.tasks.index import TaskIndex
+
+    return [ref.address for ref in TaskIndex.build([]).resolve(suites.split(","))]
+
+
+def markdown(table: CostTable, planned: list[str]) -> str:
+    """Task rows (one column group per model), a totals row, then the planned tasks each model
+    has no measurement of."""
     models = sorted(table.models)
     tasks = sorted({t for m in models for t in table.models[m]})
     head = ["task"] + [f"{m}: {h}" for m in models
@@ -48,7 +57,7 @@ def markdown(table: CostTable) -> str:
     engines = {m: sorted({c.engine for c in table.models[m].values()}) for m in models}
     lines += ["", "Engines: " + "; ".join(f"{m}: {', '.join(e)}" for m, e in engines.items()),
               "", "Not measured: " + "; ".join(
-                  f"{m}: {', '.join(sorted(set(tasks) - set(table.models[m]))) or 'none'}"
+                  f"{m}: {', '.join(sorted(set(planned) - set(table.models[m]))) or 'none'}"
                   for m in models)]
     return "\n".join(lines)
 
@@ -57,8 +66,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--costs", type=Path, default=None, help="cost table (default: shipped)")
     ap.add_argument("--into", type=Path, default=None, help="Markdown file to update in place")
+    ap.add_argument("--tasks", default="lengthgen,compgen,easy2hard,instructdiv",
+                    help="the board's suites or tasks (what 'not measured' is counted against)")
     args = ap.parse_args()
-    table = markdown(read_table(args.costs))
+    table = markdown(read_table(args.costs), board_tasks(args.tasks))
     if args.into is None:
         print(table)
         return
