@@ -12,7 +12,8 @@ RUN_SPECIFIC = ("output_dir", "use_cache", "cache_dir", "data_parallel", "batch_
                 "chunk_size")
 # options that choose which items run, not how they run: a leaderboard entry (one model under
 # one configuration) merges runs that differ only in these
-ITEM_SELECTION = ("tasks", "limit_per_bucket", "include_paths")
+# (the matched-exemplar control adds answers and leaves the others as they are)
+ITEM_SELECTION = ("tasks", "limit_per_bucket", "include_paths", "matched_control")
 
 
 class RunConfig(BaseModel):
@@ -28,6 +29,7 @@ class RunConfig(BaseModel):
     templates: list[str] | None = None  # template ids to run; None = each task's first; ["all"]
     num_fewshot: int | None = Field(None, ge=0)  # overrides each task's fewshot.k
     fewshot_shared: bool | None = None  # overrides each task's fewshot.shared (one exemplar set)
+    matched_control: bool = False  # also answer OOD items with exemplars from their own bucket
     apply_chat_template: bool = False  # format prompts with the tokenizer's chat template
     batch_size: int | Literal["auto"] = "auto"  # model batch size
     output_dir: Path  # where results.json and samples/ go

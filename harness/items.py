@@ -262,16 +262,28 @@ def _needs_pool(spec: TaskSpec) -> bool:
     return bool(spec.fewshot.k) or any(c.k for c in spec.fewshot.conditions)
 
 
+def needs_matched_pool(spec: TaskSpec, matched_control: bool = False) -> bool:
+    """Whether exemplars may come from any bucket: a condition draws from each item's own
+    bucket (``matched``), or the matched-exemplar control runs (the task file's
+    ``fewshot.matched_control`` or ``--matched-control``)."""
+    return (matched_control or spec.fewshot.matched_control
+            or any(c.matched for c in spec.fewshot.conditions))
+
+
 def build_instances(
     spec: TaskSpec, task: str, seed: int, base_dir: Path, limit_per_bucket: int | None = None,
-    count_tokens: CountTokens | None = None,
+    count_tokens: CountTokens | None = None, matched_control: bool = False,
 ) -> InstanceSet:
     """All items of ``task`` for run seed ``seed`` (``base_dir``: the task file's folder;
-    ``count_tokens``: the model's token counter, for lengths measured in model tokens)."""
+    ``count_tokens``: the model's token counter, for lengths measured in model tokens;
+    ``matched_control``: the pool also holds exemplars of every other bucket, made separately so
+    the ID pool stays the same item for item)."""
     src, pool_src = spec.source, spec.fewshot.source or spec.source
     records = None if isinstance(src, GeneratorSource) else read_source(src, base_dir)
     buckets = _buckets(spec, task, records)
     in_pool = pool_buckets(spec, buckets)
+    others = ([b for b in buckets if b not in in_pool]
+              if needs_matched_pool(spec, matched_control) else [])
     pool: list[Instance] = []
     if isinstance(src, GeneratorSource):
         n = min(src.per_bucket, limit_per_bucket) if limit_per_bucket else src.per_bucket
@@ -289,11 +301,14 @@ def build_instances(
             per = -(-spec.fewshot.pool_size // len(in_pool))
             pool = list(GeneratedItems(spec, task, pool_src, in_pool, seed, per, "fewshot",
                                        count_tokens))
+            if others:  # same stream and size: item j of a bucket is the same in either list
+                pool += GeneratedItems(spec, task, pool_src, others, seed, per, "fewshot",
+                                       count_tokens)
         elif pool_src is not src:
             pool, _ = _from_records(spec, task, read_source(pool_src, base_dir), buckets)
             pool = [Instance(f"{FEWSHOT_ID_PREFIX}{p.id}", p.record, p.difficulty, p.bucket)
                     for p in pool]
-        keep = {b.label for b in in_pool}
+        keep = {b.label for b in [*in_pool, *others]}
         pool = [p for p in pool if p.bucket.label in keep]
     else:
         pool = []

@@ -26,7 +26,7 @@ from harness.analyses.registry import run_analyses
 from harness.errors import HarnessError, first_problem
 from harness.results import SCHEMA_VERSION, Results, write_results
 from harness.scoring.records import SampleRecord
-from harness.scoring.report import task_reports
+from harness.scoring.report import record_splits, task_reports
 from harness.spec.buckets import Bucket
 from harness.spec.task import TaskSpec
 
@@ -88,8 +88,10 @@ def rescored(run_dir: Path) -> Results:
                                f"buckets ({type(e).__name__})") from None
         records = _records(run_dir, task)
         buckets = _buckets(spec, rows)
-        reports = task_reports(records, buckets, spec.gaps, seed)
+        reports = task_reports(records, buckets, spec.gaps, seed, spec.scoring.metric)
         task["templates"] = [r.model_dump(mode="json") for r in reports]
+        task["shift"] = [x.model_dump(mode="json")
+                         for x in record_splits(records, buckets, reports)]
         task["analyses"] = [a.model_dump(mode="json")
                             for a in run_analyses(records, buckets, spec.analyses, seed)]
     data["schema_version"] = SCHEMA_VERSION

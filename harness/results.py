@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import __version__
 from harness.analyses.registry import AnalysisResult
@@ -20,6 +20,7 @@ from harness.config import RunConfig
 from harness.errors import HarnessError, first_problem
 from harness.filelock import os_reason
 from harness.files import sha256_file, write_atomic
+from harness.gaps.shift import ShiftSplit
 from harness.lm import ModelIdentity
 from harness.plugins import loaded_distributions
 from harness.rundir import OutputError, open_new
@@ -27,7 +28,7 @@ from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
 from harness.spec.task import TaskSpec
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: baselines, floor and answer concentration per bucket; edge gap; shift
 T = TypeVar("T")
 _LIBRARIES = ("genharness", "pydantic", "jinja2", "numpy", "torch", "transformers", "tokenizers",
               "gguf", "accelerate", "datasets", "vllm")
@@ -68,6 +69,8 @@ class TaskResult(_Model):
     samples_sha256: str | None = None  # sha256 of the samples file's bytes (None: not recorded)
     templates: list[TemplateReport]  # per (template, condition): bucket table, roles and gaps
     analyses: list[AnalysisResult] = []  # task-level analyses the task asked for
+    shift: list[ShiftSplit] = Field(  # gap = difficulty + shift per template (gaps/shift)
+        default_factory=list, exclude_if=lambda v: not v)
 
 
 class TaskFailure(_Model):

@@ -17,6 +17,7 @@ from pathlib import Path
 from harness.analyses.registry import run_analyses
 from harness.config import RunConfig
 from harness.errors import HarnessError, did_you_mean
+from harness.gaps.shift import MATCHED
 from harness.items import InstanceSet, build_instances, labels, select_fewshot
 from harness.lm import LM
 from harness.outputs import output_type
@@ -24,6 +25,7 @@ from harness.outputs.prompts import build_prompt, build_turns, target_text
 from harness.results import SamplesFile, SampleWriter, TaskResult, samples_path, spec_hash
 from harness.scoring.prepared import Prepared
 from harness.scoring.report import ScoreColumns
+from harness.spec.buckets import Bucket
 from harness.spec.task import FewShotCondition, TaskSpec, TemplateSpec
 from harness.strategies import run_strategy
 from harness.strategies.registry import check_strategy
@@ -67,9 +69,26 @@ def check_run(cfg: RunConfig, specs: Sequence[tuple[TaskRef, TaskSpec]]) -> None
                 raise HarnessError(f"--num-fewshot {cfg.num_fewshot}: {e}") from None
 
 
-def conditions(spec: TaskSpec) -> list[FewShotCondition]:
-    """The task's few-shot conditions; one unnamed condition when it declares none."""
-    return list(spec.fewshot.conditions) or [FewShotCondition(id="")]
+def conditions(spec: TaskSpec, buckets: Sequence[Bucket] = (), matched_control: bool = False,
+               num_fewshot: int | None = None) -> list[FewShotCondition]:
+    """The task's few-shot conditions; one unnamed condition when it declares none, followed by
+    the matched-exemplar control (``gaps/shift``) on the OOD ``buckets`` when it is asked for
+    (``matched_control``, or the task file's ``fewshot.matched_control``) and the task has
+    exemplars (``num_fewshot``: the run's override of ``fewshot.k``). A task that declares
+    conditions keeps its own design."""
+    if spec.fewshot.conditions:
+        return list(spec.fewshot.conditions)
+    out = [FewShotCondition(id="")]
+    k = spec.fewshot.k if num_fewshot is None else num_fewshot
+    oods: list[str | float] = [b.label for b in buckets if b.role == "OOD"]
+    if (matched_control or spec.fewshot.matched_control) and k > 0 and oods:
+        out.append(FewShotCondition(id=MATCHED, matched=True, evaluate=oods))
+    return out
+
+
+def run_conditions(spec: TaskSpec, inst: InstanceSet, cfg: RunConfig) -> list[FewShotCondition]:
+    """``conditions`` of one run of a task."""
+    return conditions(spec, inst.buckets, cfg.matched_control, cfg.num_fewshot)
 
 
 def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
@@ -82,7 +101,8 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
                   model: LM) -> Iterator[Prepared]:
     """``prepare``, one triple at a time (the runner streams them in chunks)."""
     out = output_type(spec)
-    for tpl, cond in product(pick_templates(spec, cfg.templates, task), conditions(spec)):
+    for tpl, cond in product(pick_templates(spec, cfg.templates, task),
+                             run_conditions(spec, inst, cfg)):
         k = cond.k if cond.k is not None else spec.fewshot.k
         k = k if cfg.num_fewshot is None or cond.k is not None else cfg.num_fewshot
         evaluated = labels(cond.evaluate)
@@ -90,8 +110,8 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
         for pos, item in enumerate(inst.items):
             if evaluated is not None and item.bucket.label not in evaluated:
                 continue
-            shots = select_fewshot(item, inst.pool, k, cfg.seed, task, labels(cond.pool), cond.id,
-                                   shared)
+            allowed = {item.bucket.label} if cond.matched else labels(cond.pool)
+            shots = select_fewshot(item, inst.pool, k, cfg.seed, task, allowed, cond.id, shared)
             if cfg.apply_chat_template:
                 prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
             else:
@@ -118,11 +138,11 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     """Evaluate one task; writes its samples file and returns its aggregates."""
     t0 = time.perf_counter()
     inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
-                           model.count_tokens)
+                           model.count_tokens, cfg.matched_control)
     t1 = time.perf_counter()
     if on_progress:
         n_tpl = len(pick_templates(spec, cfg.templates, ref.address))
-        per_cond = [inst.count(labels(c.evaluate)) for c in conditions(spec)]
+        per_cond = [inst.count(labels(c.evaluate)) for c in run_conditions(spec, inst, cfg)]
         on_progress(f"{ref.address}: {n_tpl * sum(per_cond)} prompts")
     t_model = cpu_model = 0.0
     path = samples_path(cfg.output_dir, ref.address)
@@ -143,7 +163,7 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     finally:
         writer.close()
     t2 = time.perf_counter()
-    reports = scores.reports(spec.gaps, cfg.seed)
+    reports = scores.reports(spec.gaps, cfg.seed, spec.scoring.metric)
     # analyses get the records without prompts, outputs and calls, read back from the file
     analyses = run_analyses(SamplesFile(path, slim=True), inst.buckets, spec.analyses, cfg.seed)
     result = TaskResult(
@@ -152,7 +172,7 @@ def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
         n_items=len(inst.items), dropped_records=inst.dropped,
         samples_file=Path(path).relative_to(cfg.output_dir).as_posix(),
         samples_sha256=writer.sha256, templates=reports,
-        analyses=analyses,
+        analyses=analyses, shift=scores.splits(reports),
     )
     t3 = time.perf_counter()
     return TaskOutcome(result, {"prepare_s": t1 - t0 + (t2 - t1 - t_model), "model_s": t_model,

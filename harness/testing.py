@@ -127,7 +127,7 @@ def oracle_model(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> ScriptedLM:
     (generation) or puts the gold choice first (multiple choice)."""
     probe = ScriptedLM()
     inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
-                           probe.count_tokens)
+                           probe.count_tokens, cfg.matched_control)
     out, oracle = output_type(spec), Oracle()
     for p in prepare(spec, ref.address, inst, cfg, probe):
         out.teach(spec, p, oracle)

@@ -82,7 +82,7 @@ if [ "$RETIME" = 1 ]; then
         echo "== $model: timing $task at limit $limit -> $out"
         rm -rf "$out"; mkdir -p "$(dirname "$out")"
         nice -n 10 "$H" eval --model "$model" "${margs[@]}" --tasks "$task" "${lim[@]}" \
-          --seed "$SEED" --no-cache --output-dir "$out" > "$out.log" 2>&1 || {
+          --seed "$SEED" --matched-control --no-cache --output-dir "$out" > "$out.log" 2>&1 || {
             echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
         "$H" leaderboard costs "$out" --out "$COSTS"
       done
@@ -118,7 +118,7 @@ for model in $MODELS; do
     lim=(--limit-per-bucket "$limit"); [ "$limit" = all ] && lim=()
     rm -rf "$out"; mkdir -p "$RUNS/$slug"
     nice -n 10 "$H" eval --model "$model" "${margs[@]}" --tasks "$tasks" "${lim[@]}" \
-      --seed "$SEED" --output-dir "$out" > "$out.log" 2>&1 || {
+      --seed "$SEED" --matched-control --output-dir "$out" > "$out.log" 2>&1 || {
         echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
     echo "   done in $(( $(date +%s) - t0 )) s"
     [ -n "$LIMIT" ] || "$H" leaderboard costs "$out" --out "$COSTS"

@@ -59,6 +59,15 @@ def eval_command(
             "or a draw per item; default: each task's fewshot.shared.",
         ),
     ] = None,
+    matched_control: Annotated[
+        bool,
+        typer.Option(
+            "--matched-control",
+            help="Also answer each OOD item with exemplars from its own bucket (condition "
+            "'matched'), splitting the ID-OOD gap into difficulty + exemplar shift; tasks "
+            "with exemplars and no declared conditions.",
+        ),
+    ] = False,
     include_path: Annotated[  # noqa: UP007
         list[Path] | None, typer.Option(help="Extra task folder (repeatable).")
     ] = None,
@@ -131,7 +140,7 @@ def eval_command(
         model=model, model_args=parse_model_args(model_args), tasks=tasks, seed=seed,
         limit_per_bucket=limit_per_bucket,
         templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
-        num_fewshot=num_fewshot, fewshot_shared=fewshot_shared,
+        num_fewshot=num_fewshot, fewshot_shared=fewshot_shared, matched_control=matched_control,
         apply_chat_template=apply_chat_template,
         batch_size=bs, output_dir=output_dir, include_paths=include_path or [],
         strategy=strategy, use_cache=cache, cache_dir=cache_dir, data_parallel=data_parallel,

@@ -12,7 +12,9 @@ from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
 from harness.gaps.report import GapReport, value_and_ci
+from harness.gaps.shift import Part, has_exemplars
 from harness.results import Results, TaskResult
+from harness.scoring.aggregates import BucketAggregate, RoleAggregate
 from harness.scoring.report import TemplateReport
 
 
@@ -25,10 +27,16 @@ def gap_lines(g: GapReport) -> list[str]:
     out = []
     if g.status != "measured":
         out.append(f"gaps: {g.status} — not measurable ({g.reason})")
+    elif g.baseline is not None:
+        out.append(f"baseline (best constant answer on the ID items): {_pct(g.baseline)}%")
     if g.id_ood is not None:
         d = g.id_ood
         out.append(f"ID−OOD gap: {_pct(d.value)} pts  95% CI [{_pct(d.ci_low)}, {_pct(d.ci_high)}]"
                    f"  (n_ID={d.n_id}, n_OOD={d.n_ood}, Newcombe)")
+    if g.edge is not None:
+        e = g.edge
+        out.append(f"edge gap ({e.id_bucket} → {e.ood_bucket}): {_pct(e.value)} pts  95% CI "
+                   f"[{_pct(e.ci_low)}, {_pct(e.ci_high)}]  (n={e.n_id}, {e.n_ood})")
     if g.retention is not None:
         r = g.retention
         val = "-" if r.value is None else f"{r.value:.3f}"
@@ -48,6 +56,28 @@ def gap_lines(g: GapReport) -> list[str]:
             fac = "" if h.factor is None else f" = {h.factor:.2f}× the largest ID value"
             out.append(f"extrapolation horizon: {h.value:g}{fac} (threshold {_pct(h.threshold)}%)")
     out += [value_line(name, *value_and_ci(d)) for name, d in g.extra.items()]
+    return out
+
+
+def _part(p: Part | None) -> str:
+    return "-" if p is None else f"{_pct(p.value)} [{_pct(p.ci_low)}, {_pct(p.ci_high)}]"
+
+
+def shift_lines(task: TaskResult) -> list[str]:
+    """The difficulty + shift split of each template, or why the task has none."""
+    if not has_exemplars(task.spec):
+        return ["no exemplars: the ID−OOD gap is a difficulty gap (no exemplar shift to "
+                "control)"]
+    out = []
+    for x in task.shift:
+        if x.gap is None:
+            out.append(f"difficulty + shift [{x.template}]: {x.status}, not split")
+            continue
+        out.append(f"gap = difficulty + shift [{x.template}]: {_part(x.gap)} = "
+                   f"{_part(x.difficulty)} + {_part(x.shift)} pts (matched exemplars, "
+                   f"n_OOD={x.n_ood})")
+        out.append("  shift per OOD bucket: " + ", ".join(
+            f"{b.bucket}: {_pct(b.shift.value)}" for b in x.buckets))
     return out
 
 
@@ -95,15 +125,36 @@ def bucket_table(difficulty_name: str, tr: TemplateReport, score: str = "acc %")
     table = Table(title_justify="left")
     table.add_column(difficulty_name, justify="left", overflow="fold",
                      min_width=_longest_word([difficulty_name, *labels]))
-    for col in ("role", "n", score, "95% CI"):
-        table.add_column(col, justify="left" if col == "role" else "right", no_wrap=True)
+    for col in ("role", "n", score, "95% CI", "base %", "note"):
+        table.add_column(col, justify="left" if col in ("role", "note") else "right",
+                         no_wrap=True)
     for b in tr.buckets:
+        if b.n == 0:
+            continue
         table.add_row(b.bucket, b.role, str(b.n), _pct(b.accuracy),
-                      f"[{_pct(b.ci_low)}, {_pct(b.ci_high)}]")
+                      f"[{_pct(b.ci_low)}, {_pct(b.ci_high)}]", _pct(b.baseline), _note(b))
     for r in tr.roles:
+        if r.n == 0:
+            continue
         table.add_row(f"all {r.role}", r.role, str(r.n), _pct(r.accuracy),
-                      f"[{_pct(r.ci_low)}, {_pct(r.ci_high)}]", style="bold")
+                      f"[{_pct(r.ci_low)}, {_pct(r.ci_high)}]", _pct(r.baseline), _note(r),
+                      style="bold")
     return table
+
+
+def _note(row: BucketAggregate | RoleAggregate) -> str:
+    """``floor`` where the score is not above the baseline, ``1 answer N%`` for a constant
+    answerer."""
+    notes = ["floor"] if row.floor else []
+    if row.constant and row.concentration is not None:
+        notes.append(f"1 answer {100 * row.concentration:.0f}%")
+    return ", ".join(notes)
+
+
+def not_evaluated(tr: TemplateReport) -> str | None:
+    """The buckets a condition does not evaluate, on one line (None: it evaluates all)."""
+    empty = [b.bucket for b in tr.buckets if b.n == 0]
+    return f"not evaluated: {', '.join(empty)}" if empty else None
 
 
 def print_task(task: TaskResult, console: Console) -> None:
@@ -111,8 +162,11 @@ def print_task(task: TaskResult, console: Console) -> None:
     for tr in task.templates:
         console.print(Text(table_title(task.task, tr.template, tr.condition), style="italic"))
         console.print(bucket_table(task.difficulty_name, tr, score_column(task.spec)))
-        for line in gap_lines(tr.gaps):
+        skipped = not_evaluated(tr)
+        for line in ([skipped] if skipped else []) + gap_lines(tr.gaps):
             console.print("  " + escape(line))
+    for line in shift_lines(task):
+        console.print("  " + escape(line))
     for a in task.analyses:
         console.print("  " + escape(analysis_line(a)))
 

@@ -7,6 +7,11 @@ The built-in gaps (registered with ``@gap``, see ``gaps/registry``):
   limits) for a difference of independent proportions.
 - ``retention``: ``acc(OOD) / acc(ID)`` with the MOVER-R interval (Wilson limits) for a ratio;
   its upper end is unbounded when the ID lower limit is 0.
+- ``edge`` (not registered: it comes with ``id_ood``): last ID bucket − first OOD bucket (the
+  nearest buckets with samples on each side of the ID edge), with the same interval as
+  ``id_ood``. The pooled gap also counts a fall *inside* the ID range (90% on one digit, 0% on
+  five); the edge gap only a fall at the edge. It is the natural gap of a model trained from
+  scratch on the ID range.
 - ``horizon``: walking the buckets in order from the first, the last bucket whose accuracy stays at
   or above ``horizon_threshold × acc(ID)`` with every bucket before it doing the same; an empty
   bucket ends the walk. ``factor`` is that bucket's ``top`` over the largest ID ``top``
@@ -52,6 +57,20 @@ class IdOodGap(_Model):
     ci_high: float  # upper bound of the score interval
     n_id: int  # ID samples
     n_ood: int  # OOD samples
+    level: float = LEVEL  # confidence level of the CI
+    method: str = DIFF_METHOD  # how the CI was computed
+
+
+class EdgeGap(_Model):
+    """``acc(last ID bucket) − acc(first OOD bucket)``: the fall at the ID edge."""
+
+    value: float  # accuracy of the last ID bucket − accuracy of the first OOD bucket
+    ci_low: float  # lower bound of the score interval
+    ci_high: float  # upper bound of the score interval
+    id_bucket: str  # label of the last ID bucket with samples
+    ood_bucket: str  # label of the first OOD bucket with samples
+    n_id: int  # samples in that ID bucket
+    n_ood: int  # samples in that OOD bucket
     level: float = LEVEL  # confidence level of the CI
     method: str = DIFF_METHOD  # how the CI was computed
 
@@ -124,6 +143,21 @@ def id_ood_gap(ctx: GapContext) -> IdOodGap | None:
     lo, hi = diff_interval(*role_proportions(ctx))
     return IdOodGap(value=r10(_mean(ids) - _mean(oods)), ci_low=r10(lo), ci_high=r10(hi),
                     n_id=len(ids), n_ood=len(oods))
+
+
+def edge_gap(ctx: GapContext) -> EdgeGap | None:
+    """The last ID bucket with samples minus the first OOD bucket with samples, with the ID−OOD
+    gap's interval; None when either side has none, or when an OOD bucket lies below the ID
+    range (no single edge)."""
+    pairs = list(zip(ctx.buckets, ctx.per_bucket, strict=True))
+    last_id = [(b, s) for b, s in pairs if b.role == "ID" and s]
+    first_ood = [(b, s) for b, s in pairs if b.role == "OOD" and s]
+    if not last_id or not first_ood or last_id[-1][0].index > first_ood[0][0].index:
+        return None  # no edge: a side without samples, or OOD buckets below the ID range
+    (bi, si), (bo, so) = last_id[-1], first_ood[0]
+    lo, hi = diff_interval(proportion(si), proportion(so))
+    return EdgeGap(value=r10(_mean(si) - _mean(so)), ci_low=r10(lo), ci_high=r10(hi),
+                   id_bucket=bi.label, ood_bucket=bo.label, n_id=len(si), n_ood=len(so))
 
 
 @gap("retention", headline=1, better="high", board="role_ratio")

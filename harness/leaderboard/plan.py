@@ -108,8 +108,9 @@ def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
                   if evaluated is None or b.label in evaluated]
         plan = plan_counts(ref.address, counts, target, min_per_bucket)
         run = build_instances(spec, ref.address, seed, ref.base_dir, plan.limit)
-        prompts = len(pick_templates(spec, None, ref.address)) * sum(
-            run.count(labels(c.evaluate)) for c in conditions(spec))
+        prompts = len(pick_templates(spec, None, ref.address)) * sum(  # as the board runs it
+            run.count(labels(c.evaluate))
+            for c in conditions(spec, run.buckets, matched_control=True))
         out.append(dataclasses.replace(plan, prompts=prompts))
     return out
 

@@ -65,6 +65,8 @@ def reproduce(res: Results) -> str:
         args += ["--num-fewshot", str(r.num_fewshot)]
     if r.fewshot_shared is not None:
         args.append("--fewshot-shared" if r.fewshot_shared else "--fewshot-per-item")
+    if r.matched_control:
+        args.append("--matched-control")
     if r.apply_chat_template:
         args.append("--apply-chat-template")
     if r.strategy != "direct":

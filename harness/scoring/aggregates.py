@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.scoring.baselines import is_constant
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10, wilson_interval
 from harness.spec.buckets import Bucket, Role
@@ -35,6 +37,10 @@ class BucketAggregate(BaseModel):
     accuracy: float | None  # correct / n; None for an empty bucket
     ci_low: float | None  # Wilson 95% lower bound; None for an empty bucket
     ci_high: float | None  # Wilson 95% upper bound; None for an empty bucket
+    baseline: float | None = None  # best constant answer's score on these items (scoring/baselines)
+    floor: bool | None = None  # Wilson lower bound not above the baseline; None when empty
+    concentration: float | None = None  # share of the model's most frequent answer
+    constant: bool = False  # one answer makes up most answers (baselines.is_constant)
 
 
 class RoleAggregate(BaseModel):
@@ -48,10 +54,42 @@ class RoleAggregate(BaseModel):
     accuracy: float | None  # correct / n; None when there are no samples
     ci_low: float | None  # Wilson 95% lower bound; None when there are no samples
     ci_high: float | None  # Wilson 95% upper bound; None when there are no samples
+    baseline: float | None = None  # best single constant answer's score on the pooled items
+    floor: bool | None = None  # Wilson lower bound not above the baseline; None when empty
+    concentration: float | None = None  # share of the model's most frequent answer
+    constant: bool = False  # one answer makes up most answers (baselines.is_constant)
 
 
 _Summary = tuple[int, float, float | None, float | None, float | None]
 _T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Level:
+    """What a bucket's or a role's scores are judged against (``scoring/baselines``)."""
+
+    baseline: float | None = None  # the best constant answer's score on the same items
+    concentration: float | None = None  # share of the model's most frequent answer
+
+
+def not_above(correct: float, n: int, baseline: float) -> bool:
+    """The floor test: the Wilson 95% lower bound of ``correct / n`` is not above ``baseline``
+    (a one-sided test at 2.5%, the same interval the tables show)."""
+    lo, _ = wilson_interval(correct, n)
+    return not r10(lo) > r10(baseline)
+
+
+def _judged(n: int, correct: float, level: Level | None) -> dict[str, object]:
+    """The baseline, floor, concentration and constant fields of one row."""
+    if level is None:
+        return {}
+    base, share = level.baseline, level.concentration
+    return {
+        "baseline": None if base is None else r10(base),
+        "floor": None if base is None or n == 0 else not_above(correct, n, base),
+        "concentration": None if share is None else r10(share),
+        "constant": is_constant(share, n),
+    }
 
 
 def leading_run_end(rows: Iterable[_T], passes: Callable[[_T], bool]) -> _T | None:
@@ -110,17 +148,20 @@ def scores_by_bucket(
 
 
 def bucket_rows(
-    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket]
+    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket],
+    levels: Sequence[Level] | None = None,
 ) -> list[BucketAggregate]:
-    """One row per bucket from each bucket's scores (as ``scores_by_bucket`` gives them)."""
+    """One row per bucket from each bucket's scores (as ``scores_by_bucket`` gives them) and,
+    where given, each bucket's ``Level`` (baseline and answer concentration)."""
     rows: list[BucketAggregate] = []
-    for b, scores in zip(buckets, per_bucket, strict=True):
+    for pos, (b, scores) in enumerate(zip(buckets, per_bucket, strict=True)):
         n, correct, acc, lo, hi = _summary(scores)
         rows.append(
-            BucketAggregate(
-                bucket=b.label, index=b.index, role=b.role, lo=b.lo, hi=b.hi,
-                n=n, correct=correct, accuracy=acc, ci_low=lo, ci_high=hi,
-            )
+            BucketAggregate.model_validate({
+                "bucket": b.label, "index": b.index, "role": b.role, "lo": b.lo, "hi": b.hi,
+                "n": n, "correct": correct, "accuracy": acc, "ci_low": lo, "ci_high": hi,
+                **_judged(n, correct, None if levels is None else levels[pos]),
+            })
         )
     return rows
 
@@ -141,9 +182,11 @@ def _pooled(per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket]
 
 
 def role_rows(
-    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket]
+    per_bucket: Sequence[Sequence[float]], buckets: Sequence[Bucket],
+    levels: Mapping[Role, Level] | None = None,
 ) -> list[RoleAggregate]:
-    """ID then OOD rows from each bucket's scores; a role no bucket has is left out."""
+    """ID then OOD rows from each bucket's scores; a role no bucket has is left out. ``levels``:
+    each role's pooled baseline and answer concentration, where known."""
     present = {b.role for b in buckets}
     pooled = _pooled(per_bucket, buckets)
     rows: list[RoleAggregate] = []
@@ -151,9 +194,10 @@ def role_rows(
         if role not in present:
             continue
         n, correct, acc, lo, hi = _summary(pooled[role])
-        rows.append(
-            RoleAggregate(role=role, n=n, correct=correct, accuracy=acc, ci_low=lo, ci_high=hi)
-        )
+        rows.append(RoleAggregate.model_validate({
+            "role": role, "n": n, "correct": correct, "accuracy": acc, "ci_low": lo,
+            "ci_high": hi, **_judged(n, correct, None if levels is None else levels.get(role)),
+        }))
     return rows
 
 

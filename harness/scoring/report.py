@@ -13,24 +13,38 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from harness.answers.metrics import get_metric
 from harness.gaps.report import GapReport, chance_level, gaps_from_scores, sample_chance
+from harness.gaps.shift import MATCHED, ShiftSplit, shift_split
 from harness.scoring.aggregates import (
+    ROLES,
     BucketAggregate,
+    Level,
     RoleAggregate,
     bucket_position,
     bucket_rows,
     role_rows,
     scores_by_bucket,
 )
+from harness.scoring.baselines import (
+    Answer,
+    AnswerKey,
+    answer,
+    answer_key,
+    concentration,
+    constant_baseline,
+)
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
-from harness.spec.buckets import Bucket
+from harness.spec.buckets import Bucket, Role
 from harness.spec.task import GapsSpec
+
+DEFAULT_METRIC = "exact_match"  # the metric a constant answer is scored with when none is given
 
 
 class TemplateReport(BaseModel):
@@ -51,8 +65,10 @@ def template_report(
     buckets: Sequence[Bucket],
     gaps_spec: GapsSpec,
     seed: int,
+    metric: str = DEFAULT_METRIC,
 ) -> TemplateReport:
-    """The report for samples of one task and one template (``seed``: the run seed)."""
+    """The report for samples of one task and one template (``seed``: the run seed; ``metric``:
+    the task's metric, which scores the constant answers of the baselines)."""
     if not samples:
         raise ValueError("template_report: no samples")
     task, template, cond = samples[0].task, samples[0].template, samples[0].condition
@@ -63,25 +79,67 @@ def template_report(
                 f"{s.task!r}/{s.template!r}/{s.condition!r}"
             )
     chance = chance_level([s for s in samples if s.role == "ID"])
+    by_index = {b.index: pos for pos, b in enumerate(buckets)}
+    keyed: list[list[tuple[str, AnswerKey, Answer]]] = [[] for _ in buckets]
+    for s in samples:
+        keyed[bucket_position(s, by_index, buckets)].append((s.id, answer_key(s), answer(s)))
+    for rows in keyed:
+        rows.sort(key=lambda r: r[0])
+    keys = [[k for _, k, _ in rows] for rows in keyed]
+    answers = [[a for _, _, a in rows] for rows in keyed]
     return report_from_scores(task, template, cond, scores_by_bucket(samples, buckets), buckets,
-                              gaps_spec, seed, chance)
+                              gaps_spec, seed, chance, Judging(keys, answers, metric))
+
+
+class Judging:
+    """Each bucket's answer keys and answers, in the order of its scores, and the metric: what
+    the baselines and the answer concentrations are computed from (``scoring/baselines``)."""
+
+    def __init__(self, keys: Sequence[Sequence[AnswerKey]], answers: Sequence[Sequence[Answer]],
+                 metric: str = DEFAULT_METRIC) -> None:
+        self.keys, self.answers, self.metric = keys, answers, metric
+
+    def levels(self, buckets: Sequence[Bucket], declared: float | None
+               ) -> tuple[list[Level], dict[Role, Level]]:
+        """Each bucket's and each role's baseline (``declared``: the task's own, for all) and
+        answer concentration."""
+        fn = get_metric(self.metric)
+
+        def base(keys: Sequence[AnswerKey]) -> float | None:
+            if not keys:
+                return None
+            return declared if declared is not None else constant_baseline(keys, fn)
+
+        per = [Level(base(k), concentration(a)) for k, a in zip(self.keys, self.answers,
+                                                                  strict=True)]
+        roles: dict[Role, Level] = {}
+        for role in ROLES:
+            at = [pos for pos, b in enumerate(buckets) if b.role == role]
+            keys = [k for pos in at for k in self.keys[pos]]
+            roles[role] = Level(base(keys),
+                                concentration([a for pos in at for a in self.answers[pos]]))
+        return per, roles
 
 
 def report_from_scores(
     task: str, template: str, condition: str, per_bucket: Sequence[Sequence[float]],
     buckets: Sequence[Bucket], gaps_spec: GapsSpec, seed: int, chance: float = 0.0,
+    judging: Judging | None = None,
 ) -> TemplateReport:
     """The report of one (template, condition) of ``task`` from each bucket's scores, in bucket
     order and item-id order within a bucket (``seed``: the run seed; ``chance``: the ID items'
-    chance level)."""
+    chance level; ``judging``: what the baselines and answer concentrations come from)."""
     gap_seed = derive_seed(seed, task, template, "gaps", *([condition] if condition else []))
+    per, roles = (judging.levels(buckets, gaps_spec.baseline) if judging is not None
+                  else (None, None))
+    id_base = None if roles is None else roles["ID"].baseline
     return TemplateReport(
         template=template,
         condition=condition,
         n=sum(len(scores) for scores in per_bucket),
-        buckets=bucket_rows(per_bucket, buckets),
-        roles=role_rows(per_bucket, buckets),
-        gaps=gaps_from_scores(per_bucket, buckets, gaps_spec, gap_seed, chance),
+        buckets=bucket_rows(per_bucket, buckets, per),
+        roles=role_rows(per_bucket, buckets, roles),
+        gaps=gaps_from_scores(per_bucket, buckets, gaps_spec, gap_seed, chance, id_base),
     )
 
 
@@ -90,6 +148,7 @@ def task_reports(
     buckets: Sequence[Bucket],
     gaps_spec: GapsSpec,
     seed: int,
+    metric: str = DEFAULT_METRIC,
 ) -> list[TemplateReport]:
     """One report per (template, condition), in order of first appearance (no samples: []).
     ``samples`` may be ``harness.results.SamplesFile.of(run_dir, task)``: the file is then
@@ -97,14 +156,44 @@ def task_reports(
     groups: dict[tuple[str, str], list[SampleRecord]] = {}
     for s in samples:
         groups.setdefault((s.template, s.condition), []).append(s)
-    return [template_report(g, buckets, gaps_spec, seed) for g in groups.values()]
+    return [template_report(g, buckets, gaps_spec, seed, metric) for g in groups.values()]
+
+
+def shift_splits(reports: Sequence[TemplateReport], buckets: Sequence[Bucket],
+                 item_scores: Callable[[str, str], list[dict[Hashable, float]]]
+                 ) -> list[ShiftSplit]:
+    """The difficulty + shift split (``gaps/shift``) of every template answered both with ID
+    exemplars (condition "") and under the matched-exemplar control; ``item_scores(template,
+    condition)`` gives each bucket's item → score."""
+    conds = {(r.template, r.condition) for r in reports}
+    out = []
+    for r in reports:
+        if r.condition != "" or (r.template, MATCHED) not in conds:
+            continue
+        split = shift_split(r.template, buckets, item_scores(r.template, ""),
+                            item_scores(r.template, MATCHED), r.gaps.status)
+        if split is not None:
+            out.append(split)
+    return out
+
+
+def record_splits(samples: Iterable[SampleRecord], buckets: Sequence[Bucket],
+                  reports: Sequence[TemplateReport]) -> list[ShiftSplit]:
+    """``shift_splits`` from sample records (items paired by id)."""
+    by_index = {b.index: pos for pos, b in enumerate(buckets)}
+    cells: dict[tuple[str, str], list[dict[Hashable, float]]] = {}
+    for s in samples:
+        per = cells.setdefault((s.template, s.condition), [{} for _ in buckets])
+        per[bucket_position(s, by_index, buckets)][s.id] = s.score
+    return shift_splits(reports, buckets, lambda t, c: cells[(t, c)])
 
 
 class ScoreColumns:
     """What the reports need of each sample, a few bytes per sample: its (template, condition)
-    group, bucket, item-id rank, score and chance level. ``reports`` gives exactly
-    ``task_reports`` of the same records, given ranks that order the items by id within each
-    bucket."""
+    group, bucket, item-id rank, score and chance level, and its answer key and answer (the
+    target and the extracted answer: short strings) for the baselines. ``reports`` gives
+    exactly ``task_reports`` of the same records, given ranks that order the items by id within
+    each bucket."""
 
     def __init__(self, task: str, buckets: Sequence[Bucket]) -> None:
         self.task = task  # task address every sample must carry
@@ -113,6 +202,8 @@ class ScoreColumns:
         self._groups: dict[tuple[str, str], int] = {}  # (template, condition) → group number
         self._group, self._bucket = array("i"), array("i")
         self._rank, self._score, self._chance = array("q"), array("d"), array("d")
+        self._keys: list[AnswerKey] = []
+        self._answers: list[Answer] = []
 
     def __len__(self) -> int:
         return len(self._score)
@@ -127,8 +218,25 @@ class ScoreColumns:
         self._rank.append(rank)
         self._score.append(s.score)
         self._chance.append(sample_chance(s))
+        self._keys.append(answer_key(s))
+        self._answers.append(answer(s))
 
-    def reports(self, gaps_spec: GapsSpec, seed: int) -> list[TemplateReport]:
+    def item_scores(self, template: str, condition: str) -> list[dict[Hashable, float]]:
+        """Each bucket's item (its id rank) → score, for one (template, condition)."""
+        g = self._groups[(template, condition)]
+        out: list[dict[Hashable, float]] = [{} for _ in self.buckets]
+        for grp, pos, rank, score in zip(self._group, self._bucket, self._rank, self._score,
+                                         strict=True):
+            if grp == g:
+                out[pos][rank] = score
+        return out
+
+    def splits(self, reports: Sequence[TemplateReport]) -> list[ShiftSplit]:
+        """``shift_splits`` of these reports (items paired by their id rank)."""
+        return shift_splits(reports, self.buckets, self.item_scores)
+
+    def reports(self, gaps_spec: GapsSpec, seed: int, metric: str = DEFAULT_METRIC
+                ) -> list[TemplateReport]:
         """One report per (template, condition), in order of first appearance (no samples: [])."""
         group = np.frombuffer(self._group, dtype=np.intc)
         bucket = np.frombuffer(self._bucket, dtype=np.intc)
@@ -142,13 +250,14 @@ class ScoreColumns:
         cuts = np.searchsorted(keys, np.arange(len(self._groups) * len(self.buckets) + 1))
         out = []
         for (template, condition), g in self._groups.items():
-            per_bucket = [
-                score[order[cuts[k]:cuts[k + 1]]].tolist()
-                for k in range(g * len(self.buckets), (g + 1) * len(self.buckets))
-            ]
+            spans = [order[cuts[k]:cuts[k + 1]].tolist()
+                     for k in range(g * len(self.buckets), (g + 1) * len(self.buckets))]
+            per_bucket = [score[span].tolist() for span in spans]
+            judging = Judging([[self._keys[i] for i in span] for span in spans],
+                              [[self._answers[i] for i in span] for span in spans], metric)
             ids = (group == g) & is_id
             id_chance = (math.fsum(chance[ids].tolist()) / int(np.count_nonzero(ids))
                          if ids.any() else 0.0)
             out.append(report_from_scores(self.task, template, condition, per_bucket,
-                                          self.buckets, gaps_spec, seed, id_chance))
+                                          self.buckets, gaps_spec, seed, id_chance, judging))
         return out

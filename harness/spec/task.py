@@ -225,6 +225,18 @@ class FewShotCondition(_Spec):
     evaluate: list[str | float] | None = Field(
         None, description="bucket labels evaluated; default: every bucket"
     )
+    matched: bool = Field(
+        False, exclude_if=lambda v: not v,
+        description="exemplars from the test item's own bucket (the matched-exemplar control: "
+        "OOD items with OOD exemplars); not with pool",
+    )
+
+    @model_validator(mode="after")
+    def _matched_has_no_pool(self) -> FewShotCondition:
+        if self.matched and self.pool is not None:
+            raise ValueError("a matched condition takes its exemplars from each item's own "
+                             "bucket: leave out pool")
+        return self
 
 
 class FewShotSpec(_Spec):
@@ -246,6 +258,12 @@ class FewShotSpec(_Spec):
     )
     conditions: list[FewShotCondition] = Field(
         [], description="run every condition (one command); default: one"
+    )
+    matched_control: bool = Field(
+        False, exclude_if=lambda v: not v,
+        description="also answer the OOD items with exemplars from their own bucket (condition "
+        "`matched`), splitting the ID-OOD gap into difficulty and exemplar shift; as "
+        "`harness eval --matched-control`; not with conditions",
     )
 
 
@@ -331,6 +349,22 @@ class GapsSpec(_Spec):
     )
     bootstrap: int = Field(1000, ge=100, description="bootstrap resamples a plugin gap may draw "
                            "(the built-in gaps use score intervals)")
+    baseline: float | None = Field(
+        None, ge=0, le=1, exclude_if=lambda v: v is None,
+        description="the score every bucket is judged against, where the best constant answer "
+        "(the default, computed from the items) is not the right floor; needs baseline_reason",
+    )
+    baseline_reason: str | None = Field(
+        None, min_length=1, exclude_if=lambda v: v is None,
+        description="why the declared baseline replaces the best constant answer",
+    )
+
+    @model_validator(mode="after")
+    def _baseline_has_reason(self) -> GapsSpec:
+        if (self.baseline is None) != (self.baseline_reason is None):
+            raise ValueError("baseline and baseline_reason go together: a declared baseline "
+                             "says why the best constant answer is not the floor")
+        return self
 
 
 class AnalysisSpec(_Spec):

@@ -123,6 +123,11 @@ def _check_conditions(spec: TaskSpec, path: Path | str) -> None:
     ids = [c.id for c in spec.fewshot.conditions]
     if len(set(ids)) != len(ids):
         raise TaskSpecError(f"{path}: fewshot.conditions: duplicate condition ids")
+    if spec.fewshot.matched_control and spec.fewshot.conditions:
+        raise TaskSpecError(f"{path}: fewshot.matched_control: a task that declares conditions "
+                            "keeps its own design; add a condition with matched: true instead")
+    if spec.fewshot.matched_control and not spec.fewshot.k:
+        raise TaskSpecError(f"{path}: fewshot.matched_control: needs exemplars (fewshot.k > 0)")
     for i, cond in enumerate(spec.fewshot.conditions):
         for key in ("pool", "evaluate"):
             unknown = sorted((labels(getattr(cond, key)) or set()) - known)

@@ -1,0 +1,222 @@
+"""Issue 33: baselines from the items (the best constant answer), the floor judged against them,
+answer concentration, the edge gap, and the matched-exemplar control that splits a gap into
+difficulty + shift."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from harness.answers.metrics import get_metric
+from harness.config import RunConfig
+from harness.evaluation import evaluate
+from harness.gaps.shift import MATCHED, shift_split
+from harness.items import build_instances
+from harness.rescore import rescored
+from harness.runner import conditions, prepare
+from harness.scoring.baselines import Answer, AnswerKey, concentration, constant_baseline
+from harness.scoring.records import SampleRecord
+from harness.scoring.report import ScoreColumns, record_splits, task_reports
+from harness.spec.buckets import Bucket
+from harness.spec.task import FewShotCondition, GapsSpec
+from harness.tasks.index import TaskIndex
+from harness.testing import ScriptedLM, oracle_model
+
+EXACT = get_metric("exact_match")
+BUCKETS = [Bucket(i, str(v), float(v), float(v), True, "ID" if v <= 2 else "OOD")
+           for i, v in enumerate([1, 2, 3, 4])]
+
+
+def rec(b: Bucket, i: int, target: str, answer: str, cond: str = "") -> SampleRecord:
+    return SampleRecord(
+        task="t/x", id=f"{b.label}/{i}", template="plain", condition=cond, fewshot_ids=[],
+        difficulty=b.lo, bucket=b.label, bucket_index=b.index, role=b.role, prompt="p",
+        target=target, output=answer, extracted=answer,
+        score=1.0 if answer == target else 0.0)
+
+
+# --- the best constant answer ------------------------------------------------------------------
+
+
+def test_generation_baseline_is_the_majority_share_scored_by_the_metric() -> None:
+    keys = [AnswerKey("1")] * 11 + [AnswerKey("0")] * 9
+    assert constant_baseline(keys, EXACT) == 0.55
+    # numeric_match counts "1,000" and "1000" as one answer: the constant scores both
+    nums = [AnswerKey("1,000"), AnswerKey("1000"), AnswerKey("7")]
+    assert constant_baseline(nums, get_metric("numeric_match")) == pytest.approx(2 / 3)
+    assert constant_baseline(nums, EXACT) == pytest.approx(1 / 3)
+    assert constant_baseline([], EXACT) is None
+
+
+def test_choice_baseline_is_the_larger_of_uniform_position_and_text() -> None:
+    uniform = [AnswerKey(t, g, 4) for t, g in zip("abcd", range(4), strict=True)]
+    assert constant_baseline(uniform, EXACT) == 0.25
+    by_position = [AnswerKey(f"w{i}", 0, 2) for i in range(9)] + [AnswerKey("w9", 1, 2)]
+    assert constant_baseline(by_position, EXACT) == 0.9  # gold is always the first choice
+    by_text = [AnswerKey("yes", i % 2, 2) for i in range(7)] + [AnswerKey("no", 0, 2)] * 3
+    assert constant_baseline(by_text, EXACT) == 0.7  # "yes" is gold 7 times in 10
+
+
+def test_concentration_counts_text_and_position() -> None:
+    assert concentration([Answer("1")] * 9 + [Answer("0")]) == 0.9
+    picks = [Answer(f"w{i}", 0) for i in range(10)]  # a different word, always the first place
+    assert concentration(picks) == 1.0
+    assert concentration([]) is None
+
+
+# --- the floor, judged against the baseline ----------------------------------------------------
+
+
+def test_a_constant_answerer_is_at_the_floor_and_flagged() -> None:
+    targets = [["1"] * 11 + ["0"] * 9, ["1"] * 10 + ["0"] * 10, ["1"] * 12 + ["0"] * 8,
+               ["1"] * 13 + ["0"] * 7]
+    samples = [rec(b, i, t, "1") for b, ts in zip(BUCKETS, targets, strict=True)
+               for i, t in enumerate(ts)]
+    [r] = task_reports(samples, BUCKETS, GapsSpec(), seed=0)
+    assert r.gaps.status == "floor" and r.gaps.baseline == 0.525  # 21 ones of 40 ID items
+    assert "best constant answer" in (r.gaps.reason or "")
+    assert r.gaps.id_ood is None and r.gaps.edge is None
+    assert all(b.floor and b.constant and b.concentration == 1.0 for b in r.buckets)
+    assert [b.baseline for b in r.buckets] == [0.55, 0.5, 0.6, 0.65]
+    # chance alone (the old rule) would have called 52.5% of a generation task measured
+    assert r.roles[0].accuracy == 0.525 and r.roles[0].floor
+
+
+def test_a_model_above_the_baseline_is_measured_and_a_declared_baseline_wins() -> None:
+    samples = [rec(b, i, f"{b.label}-{i}", f"{b.label}-{i}" if b.role == "ID" or i < 5 else "x")
+               for b in BUCKETS for i in range(20)]
+    [r] = task_reports(samples, BUCKETS, GapsSpec(), seed=0)
+    assert r.gaps.status == "measured" and r.gaps.baseline == 0.025  # 1 of 40 distinct targets
+    assert not any(b.constant for b in r.buckets)
+    declared = GapsSpec(baseline=0.99, baseline_reason="test: every answer is nearly free")
+    [d] = task_reports(samples, BUCKETS, declared, seed=0)
+    assert d.gaps.status == "floor" and "declared baseline" in (d.gaps.reason or "")
+    with pytest.raises(ValidationError, match="baseline_reason"):
+        GapsSpec(baseline=0.5)
+
+
+# --- the edge gap ------------------------------------------------------------------------------
+
+
+def test_edge_gap_tells_a_fall_inside_id_from_a_fall_at_the_edge() -> None:
+    """SmolLM2 on addition: 90% then 10% inside ID, 0% past it: the pooled gap is large, the
+    edge gap (last ID bucket − first OOD bucket) is not significant."""
+    acc = {"1": 18, "2": 2, "3": 0, "4": 0}
+    samples = [rec(b, i, f"{b.label}-{i}", f"{b.label}-{i}" if i < acc[b.label] else "x")
+               for b in BUCKETS for i in range(20)]
+    [r] = task_reports(samples, BUCKETS, GapsSpec(), seed=0)
+    assert r.gaps.id_ood is not None and r.gaps.id_ood.ci_low > 0.3
+    edge = r.gaps.edge
+    assert edge is not None and (edge.id_bucket, edge.ood_bucket) == ("2", "3")
+    assert edge.value == 0.1 and edge.ci_low < 0 < edge.ci_high
+
+
+# --- difficulty + shift ------------------------------------------------------------------------
+
+
+def _split_samples() -> list[SampleRecord]:
+    out = []
+    for b in BUCKETS:
+        for i in range(30):
+            right = f"{b.label}-{i}"
+            base = right if (b.role == "ID" and i < 27) or (b.role == "OOD" and i < 6) else "x"
+            out.append(rec(b, i, right, base))
+            if b.role == "OOD":
+                out.append(rec(b, i, right, right if i < 15 else "x", MATCHED))
+    return out
+
+
+def test_gap_is_difficulty_plus_shift_paired_on_the_items() -> None:
+    samples = _split_samples()
+    reports = task_reports(samples, BUCKETS, GapsSpec(), seed=0)
+    [x] = record_splits(samples, BUCKETS, reports)
+    assert x.gap is not None and x.difficulty is not None and x.shift is not None
+    base = next(r for r in reports if r.condition == "")
+    assert base.gaps.id_ood is not None and x.gap.value == base.gaps.id_ood.value
+    assert math.isclose(x.difficulty.value + x.shift.value, x.gap.value, abs_tol=1e-9)
+    assert (x.gap.value, x.difficulty.value, x.shift.value) == (0.7, 0.4, 0.3)
+    assert x.shift.ci_low > 0 and x.n_ood == 60 and [b.bucket for b in x.buckets] == ["3", "4"]
+    # the runner's compact columns pair the items the same way
+    cols = ScoreColumns("t/x", BUCKETS)
+    for s in samples:
+        cols.add(s, int(s.id.split("/")[1]))
+    assert cols.splits(cols.reports(GapsSpec(), 0)) == [x]
+
+
+def test_a_shift_split_refuses_unpaired_items() -> None:
+    base = [{"a": 1.0}, {"b": 1.0}, {"c": 0.0}, {"d": 0.0}]
+    matched = [{}, {}, {"c": 1.0}, {"e": 1.0}]
+    with pytest.raises(ValueError, match="bucket 4: the two conditions answered different"):
+        shift_split("plain", BUCKETS, base, matched, "measured")
+
+
+# --- the matched condition on a real task ------------------------------------------------------
+
+
+def test_matched_exemplars_come_from_the_items_own_bucket_and_leave_the_rest_alone(
+        tmp_path: Path) -> None:
+    index = TaskIndex.build([])
+    [ref] = index.resolve(["lengthgen/copy"])
+    spec = index.spec(ref)
+    plain = RunConfig(model="scripted", tasks=[ref.address], limit_per_bucket=4,
+                      output_dir=tmp_path / "a")
+    matched = plain.model_copy(update={"matched_control": True})
+    model = ScriptedLM("x")
+    a = prepare(spec, ref.address, build_instances(spec, ref.address, 0, ref.base_dir, 4),
+                plain, model)
+    inst = build_instances(spec, ref.address, 0, ref.base_dir, 4, matched_control=True)
+    b = prepare(spec, ref.address, inst, matched, model)
+    base_b = [p for p in b if p.condition == ""]
+    assert [(p.prompt, p.fewshot_ids) for p in a] == [(p.prompt, p.fewshot_ids) for p in base_b]
+    extra = [p for p in b if p.condition == MATCHED]
+    assert extra and {p.item.bucket.role for p in extra} == {"OOD"}
+    assert len(extra) == sum(p.item.bucket.role == "OOD" for p in a)
+    pool = {p.id: p for p in inst.pool}
+    for p in extra:
+        shots = [pool[i] for i in p.fewshot_ids]
+        assert len(shots) == spec.fewshot.k
+        assert {s.bucket.label for s in shots} == {p.item.bucket.label}
+        assert all(s.id != p.item.id and s.record != p.item.record for s in shots)
+    # a task that declares its own conditions keeps them; one without exemplars gets none
+    declared = spec.model_copy(update={"fewshot": spec.fewshot.model_copy(update={
+        "conditions": [FewShotCondition(id="easy")]})})
+    assert [c.id for c in conditions(declared, inst.buckets, True)] == ["easy"]
+    zero = spec.model_copy(update={"fewshot": spec.fewshot.model_copy(update={"k": 0})})
+    assert [c.id for c in conditions(zero, inst.buckets, True)] == [""]
+
+
+def test_a_run_with_the_control_records_the_split_and_rescoring_recomputes_it(
+        tmp_path: Path) -> None:
+    index = TaskIndex.build([])
+    [ref] = index.resolve(["lengthgen/copy"])
+    cfg = RunConfig(model="scripted:some", tasks=[ref.address], seed=1, limit_per_bucket=8,
+                    use_cache=False, matched_control=True, output_dir=tmp_path / "run")
+    oracle = oracle_model(index.spec(ref), ref, cfg)
+
+    def seen_lengths(prompt: str) -> str:
+        """Copies only inputs no longer than its longest exemplar's: a pure exemplar shift."""
+        inputs = [line.split(": ", 1)[1].split() for line in prompt.split("\n")
+                  if line.startswith("Input: ")]
+        return oracle._text(prompt) if len(inputs[-1]) <= max(map(len, inputs[:-1])) else "no"
+
+    evaluate(cfg, model=ScriptedLM(seen_lengths, name="some"))
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    [task] = data["tasks"]
+    assert Counter(t["condition"] for t in task["templates"]) == {"": 1, MATCHED: 1}
+    [split] = task["shift"]
+    assert split["n_ood"] == 8 * 3 and split["matched"] == MATCHED
+    assert split["status"] == "measured"
+    # every OOD item fails with ID exemplars and succeeds with its own bucket's: shift = 100
+    assert split["shift"]["value"] == 1.0 and split["shift"]["ci_low"] > 0.75
+    assert all(b["base"] == 0.0 and b["matched"] == 1.0 for b in split["buckets"])
+    parts = split["difficulty"]["value"] + split["shift"]["value"]
+    assert math.isclose(parts, split["gap"]["value"], abs_tol=1e-9)
+    assert split["difficulty"]["value"] <= 0  # nothing is harder once the exemplars match
+    again = rescored(tmp_path / "run")
+    assert [x.model_dump(mode="json") for x in again.tasks[0].shift] == task["shift"]
+    assert "--matched-control" in json.dumps(data["run"]) or data["run"]["matched_control"]
