@@ -50,7 +50,22 @@ from common import (  # noqa: E402
 
 TOL = 1e-4
 W = WORK / "vs_lmeval"
+CACHE = "<cache>"  # how a results file names the harness's cache root (never this machine's)
 MC_TEMPLATE = "Question: What is {{ a }} plus {{ b }}?\nAnswer:"
+
+
+def public_model_dir(mdir: str) -> str:
+    """The model folder as a results file records it, without this machine's layout:
+    ``<cache>/models/<alias>-<sha256[:16]>`` under the harness's cache root (the folder name
+    holds the alias and its GGUF's hash), else as results.json writes a path (``./``, ``~/``)."""
+    from harness.cache_paths import cache_root
+    from harness.results import public_path
+
+    p = Path(mdir)
+    for root in (cache_root(), cache_root().resolve()):
+        if p.is_relative_to(root):
+            return f"{CACHE}/{p.relative_to(root).as_posix()}"
+    return public_path(mdir)
 
 
 @dataclass(frozen=True)
@@ -364,7 +379,8 @@ def main() -> None:
     mdir = model_dir()
     write_mc_task()
     info = machine()
-    result: dict[str, Any] = {"benchmark": "vs_lmeval", "machine": info, "model_dir": mdir,
+    result: dict[str, Any] = {"benchmark": "vs_lmeval", "machine": info,
+                              "model_dir": public_model_dir(mdir),
                               "runs": args.runs, "limit_per_bucket": args.limit_per_bucket,
                               "batch_size": args.batch_size, "tolerance": TOL,
                               "harness_batch_size": args.harness_batch_size or args.batch_size,

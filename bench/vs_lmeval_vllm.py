@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vs_lmeval  # noqa: E402
 from common import ENV, ROOT, VLLM, WORK, machine, model_dir, write_result  # noqa: E402
-from vs_lmeval import CONFIGS, Config, ratios  # noqa: E402
+from vs_lmeval import CONFIGS, Config, public_model_dir, ratios  # noqa: E402
 
 LMEVAL_VLLM = ROOT / ".venv-lmeval-vllm" / "bin"
 ENGINE = {"dtype": "float32", "max_model_len": "1024", "enforce_eager": "true"}
@@ -75,7 +75,8 @@ def main() -> None:
     table = ratios(res["times"], res["n_prompts"])
     info["loadavg_at_end"] = os.getloadavg()
     result: dict[str, Any] = {
-        "benchmark": "vs_lmeval_vllm", "machine": info, "model_dir": mdir, "runs": args.runs,
+        "benchmark": "vs_lmeval_vllm", "machine": info, "model_dir": public_model_dir(mdir),
+        "runs": args.runs,
         "limit_per_bucket": args.limit_per_bucket, "batch_size": "vLLM scheduler",
         "engine_args": ENGINE, "tolerance": vs_lmeval.TOL, "command": " ".join(sys.argv),
         "e2e": {"checks": res["checks"], "raw": res["times"], "table": table},

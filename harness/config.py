@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # options that do not change a run's numbers: a rerun differing only in these resumes
 RUN_SPECIFIC = ("output_dir", "use_cache", "cache_dir", "data_parallel", "batch_size",
-                "chunk_size")
+                "chunk_size", "replay")
 # options that choose which items run, not how they run: a leaderboard entry (one model under
 # one configuration) merges runs that differ only in these
 # (the matched-exemplar control adds answers and leaves the others as they are)
@@ -30,6 +30,8 @@ class RunConfig(BaseModel):
     num_fewshot: int | None = Field(None, ge=0)  # overrides each task's fewshot.k
     fewshot_shared: bool | None = None  # overrides each task's fewshot.shared (one exemplar set)
     matched_control: bool = False  # also answer OOD items with exemplars from their own bucket
+    replay: list[Path] = Field(  # earlier runs whose answers are reused (not in results.json)
+        [], exclude=True)
     apply_chat_template: bool = False  # format prompts with the tokenizer's chat template
     batch_size: int | Literal["auto"] = "auto"  # model batch size
     output_dir: Path  # where results.json and samples/ go

@@ -26,6 +26,7 @@ from harness.models.cache import CachedLM, CacheStats, ResponseCache
 from harness.plugin_use import used_plugins
 from harness.plugins import one_line
 from harness.progress import ProgressLM, Reporter, RunClock
+from harness.replay import ReplayLM, ReplayReport, ReplayTable
 from harness.results import (
     SCHEMA_VERSION,
     CacheReport,
@@ -37,6 +38,7 @@ from harness.results import (
     public_identity,
     public_path,
     samples_path,
+    spec_hash,
     write_results,
 )
 from harness.rundir import OutputError, abandon, claim, finish
@@ -84,10 +86,12 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
                progress: _Progress, timings: dict[str, float],
                on_progress: Callable[[str], None] | None,
                on_failure: Callable[[str], None] | None, stats: CacheStats | None = None,
-               on_task: Callable[[TaskResult], None] | None = None) -> None:
+               on_task: Callable[[TaskResult], None] | None = None,
+               replay: ReplayLM | None = None) -> None:
     guarded = GuardedLM(model)
     for ref, spec in specs:
         hits = stats.hits if stats else 0
+        replayed = replay.answered if replay else 0
         progress.current = ref
         if isinstance(model, ProgressLM):
             model.label = ref.address
@@ -116,6 +120,8 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
                 timings[f"{ref.address}.{k}"] = v
             if stats:  # a task answered partly from the cache was not timed whole (cost model)
                 timings[f"{ref.address}.cache_hits"] = stats.hits - hits
+            if replay:  # nor one answered partly from an earlier run
+                timings[f"{ref.address}.replayed"] = replay.answered - replayed
             continue
         with contextlib.suppress(OSError):  # a failed task leaves no partial samples behind
             samples_path(cfg.output_dir, ref.address).unlink()
@@ -171,16 +177,21 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
                                  "loadavg_1m_start": os.getloadavg()[0]}
     identity = base.identity
     cached = None
+    replay: ReplayLM | None = None
     try:
         if cfg.use_cache and owned:  # a model object passed in is the caller's to cache (or not)
             cached = CachedLM(base, ResponseCache(cfg.cache_dir or responses_dir()))
         front: LM = cached or base
+        if cfg.replay:  # answers earlier runs of this model hold (never cached here)
+            table = ReplayTable.load(cfg.replay, identity,
+                                     {ref.address: spec_hash(spec) for ref, spec in specs})
+            front = replay = ReplayLM(front, table)
         front = ProgressLM(front, reporter) if reporter else front
         if on_progress:  # the run's prompt count before the first model call
             progress.clock = RunClock.plan(specs, cfg, base)
             on_progress(progress.clock.announce())
         _run_tasks(specs, front, cfg, progress, timings, on_progress, on_failure,
-                   cached.stats if cached else None, on_task)
+                   cached.stats if cached else None, on_task, replay)
     finally:
         if cached:
             cached.cache.close()
@@ -195,6 +206,8 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
         failed=progress.failed, timings={k: round(v, 4) for k, v in timings.items()},
         cache=CacheReport(path=public_path(str(cached.cache.path)), hits=cached.stats.hits,
                           misses=cached.stats.misses) if cached else None,
+        replay=ReplayReport(sources=replay.table.sources, answered=replay.answered)
+        if replay else None,
     )
     write_results(res, cfg.output_dir)
     finish(cfg.output_dir)

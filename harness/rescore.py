@@ -31,8 +31,9 @@ from harness.spec.buckets import Bucket
 from harness.spec.task import TaskSpec
 
 
-def _records(run_dir: Path, task: dict[str, Any]) -> list[SampleRecord]:
-    """The task's sample records, checked against ``samples_sha256``."""
+def task_records(run_dir: Path, task: dict[str, Any]) -> list[SampleRecord]:
+    """A task's sample records (``task``: its entry in the run's results.json), checked against
+    ``samples_sha256``; a board's gzip copy is read too."""
     rel = str(task.get("samples_file", ""))
     name = f"{run_dir / 'results.json'}: task {task.get('task')!r}"
     plain, packed = run_dir / rel, run_dir / (rel + ".gz")
@@ -86,7 +87,7 @@ def rescored(run_dir: Path) -> Results:
         except (KeyError, IndexError, TypeError, ValidationError) as e:
             raise HarnessError(f"{path}: task {task.get('task')!r}: cannot read its spec and "
                                f"buckets ({type(e).__name__})") from None
-        records = _records(run_dir, task)
+        records = task_records(run_dir, task)
         buckets = _buckets(spec, rows)
         reports = task_reports(records, buckets, spec.gaps, seed, spec.scoring.metric)
         task["templates"] = [r.model_dump(mode="json") for r in reports]

@@ -23,6 +23,7 @@ from harness.files import sha256_file, write_atomic
 from harness.gaps.shift import ShiftSplit
 from harness.lm import ModelIdentity
 from harness.plugins import loaded_distributions
+from harness.replay import ReplayReport
 from harness.rundir import OutputError, open_new
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
@@ -102,6 +103,8 @@ class Results(_Model):
     failed: list[TaskFailure] = []  # tasks that raised (no entry in ``tasks``), in run order
     timings: dict[str, float]  # seconds per phase, load average (change between reruns)
     cache: CacheReport | None = None  # response-cache use; None when run with --no-cache
+    replay: ReplayReport | None = Field(  # answers taken from earlier runs (--replay)
+        None, exclude_if=lambda v: v is None)
 
 
 def public_path(path: str) -> str:

@@ -68,6 +68,12 @@ def eval_command(
             "with exemplars and no declared conditions.",
         ),
     ] = False,
+    replay: Annotated[  # noqa: UP007
+        list[Path] | None,
+        typer.Option(help="A finished run of this model (repeatable): its answers are reused for "
+                          "the same prompts instead of asking the model again (same weights, "
+                          "task spec and direct strategy).")
+    ] = None,
     include_path: Annotated[  # noqa: UP007
         list[Path] | None, typer.Option(help="Extra task folder (repeatable).")
     ] = None,
@@ -141,6 +147,7 @@ def eval_command(
         limit_per_bucket=limit_per_bucket,
         templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
         num_fewshot=num_fewshot, fewshot_shared=fewshot_shared, matched_control=matched_control,
+        replay=replay or [],
         apply_chat_template=apply_chat_template,
         batch_size=bs, output_dir=output_dir, include_paths=include_path or [],
         strategy=strategy, use_cache=cache, cache_dir=cache_dir, data_parallel=data_parallel,

@@ -94,6 +94,8 @@ def measured(run_dir: Path) -> tuple[str, dict[str, TaskCost], list[str]]:
         hits = timings.get(f"{name}.cache_hits")
         if hits is None and res["run"].get("use_cache") is False:
             hits = 0  # --no-cache: every response came from the model
+        if hits is not None:  # answers replayed from an earlier run (--replay) were not timed
+            hits += timings.get(f"{name}.replayed", 0)
         if cpu is None or hits is None:
             skipped.append(f"{name}: no CPU timing (a run from before costs were recorded)")
             continue

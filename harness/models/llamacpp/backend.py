@@ -108,7 +108,7 @@ class LlamaCppModel(LocalLM):
         self._identity = ModelIdentity(
             backend="llamacpp",
             name=name,
-            path=str(weights.gguf),
+            path=weights.path,
             revision=f"llama-cpp-python {getattr(llama_cpp, '__version__', '?')}",
             weights_sha256=weights.sha256,
             dtype=_file_type(llama_cpp, self._engine.meta("general.file_type"))

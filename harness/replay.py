@@ -1,0 +1,178 @@
+"""Answers a finished run already holds: ``harness eval --replay RUN_DIR``.
+
+A published run keeps every prompt its model saw and what the model answered (the samples
+files: the generated text, or each choice's log-likelihood). A new run of the same model that
+asks some of the same questions again (the same board with one condition more, such as the
+matched-exemplar control) can take those answers from the old run and send only the new
+questions to the model, where no response cache holds them (another machine, a fresh clone).
+
+What is replayed, and only then:
+
+- the source run's model is the same model: backend, weights sha256, dtype, revision and the
+  backend arguments that change answers (``models.cache.OPERATIONAL_ARGS`` aside) all agree;
+- the task's spec is the same (``spec_sha256``) and the source ran the ``direct`` strategy (one
+  call per sample, whose request the spec fixes: ``max_tokens`` and ``stop`` for generation, the
+  choice prefix for multiple choice);
+- the samples file matches its recorded sha256 (a changed file is refused, as rescoring does).
+
+A replayed answer keeps the text or log-likelihood the model gave; the token counts the samples
+files do not record are ``UNKNOWN_TOKENS``. Replayed answers do not enter the response cache (they
+were not produced here), and results.json counts them and names each source by the sha256 of
+its results.json (``ReplayReport``), never by its folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.errors import HarnessError
+from harness.lm import LM, ModelIdentity, OnDone, WrapperLM
+from harness.models.cache import OPERATIONAL_ARGS
+from harness.requests import (
+    GenerateRequest,
+    GenerateResponse,
+    LoglikelihoodRequest,
+    LoglikelihoodResponse,
+    RollingRequest,
+)
+from harness.spec.task import GenerateOutput, MultipleChoiceOutput, TaskSpec
+
+UNKNOWN_TOKENS = -1  # token counts of a replayed answer: not in the samples files
+Req = TypeVar("Req")
+Res = TypeVar("Res")
+
+
+class ReplayReport(BaseModel):
+    """What a run took from earlier runs (``--replay``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sources: list[str]  # sha256 of each source run's results.json, in the order given
+    answered: int  # requests answered from them (not sent to the model, not cached)
+
+
+def _same_model(a: dict[str, Any], b: ModelIdentity) -> bool:
+    """Whether a source run's recorded model answers as ``b`` does (see module)."""
+    def args(x: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in sorted(x.items()) if k not in OPERATIONAL_ARGS}
+
+    if a.get("weights_sha256") is None or b.weights_sha256 is None:
+        return False  # without the weights' hash two models cannot be told apart
+    return (a.get("backend") == b.backend and a.get("weights_sha256") == b.weights_sha256
+            and a.get("dtype") == b.dtype and a.get("revision") == b.revision
+            and args(a.get("args") or {}) == args(b.args))
+
+
+class ReplayTable:
+    """Every answer the source runs hold, keyed by the exact request."""
+
+    def __init__(self) -> None:
+        self.generate: dict[tuple[str, int, tuple[str, ...]], str] = {}
+        self.loglikelihood: dict[tuple[str, str], float] = {}
+        self.sources: list[str] = []
+
+    @classmethod
+    def load(cls, run_dirs: Sequence[Path], model: ModelIdentity,
+             specs: dict[str, str]) -> ReplayTable:
+        """The answers of ``run_dirs`` for ``model``, for the tasks whose spec hash is
+        ``specs[task]`` (a one-line error for a folder that is no run of this model)."""
+        from harness.rescore import task_records  # noqa: PLC0415 (run layer, loaded on use)
+
+        table = cls()
+        for run in run_dirs:
+            path = run / "results.json"
+            try:
+                raw = path.read_bytes()
+                data = json.loads(raw)
+            except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise HarnessError(f"--replay {run}: cannot read results.json "
+                                   f"({type(e).__name__})") from None
+            if not _same_model(data.get("model") or {}, model):
+                raise HarnessError(f"--replay {run}: its model is not this run's model (backend, "
+                                   "weights sha256, dtype, revision and arguments must agree)")
+            if (data.get("run") or {}).get("strategy", "direct") != "direct":
+                raise HarnessError(f"--replay {run}: only runs of the direct strategy replay")
+            table.sources.append(hashlib.sha256(raw).hexdigest())
+            for task in data.get("tasks") or []:
+                if specs.get(str(task.get("task"))) != task.get("spec_sha256"):
+                    continue
+                spec = TaskSpec.model_validate(task["spec"])
+                table._add(spec, task_records(run, task))
+        return table
+
+    def _add(self, spec: TaskSpec, records: Sequence[Any]) -> None:
+        out = spec.output
+        for r in records:
+            if len(r.calls) != 1:
+                continue
+            if isinstance(out, GenerateOutput) and r.calls[0].output is not None:
+                self.generate[(r.prompt, out.max_tokens, tuple(out.stop))] = r.calls[0].output
+            elif isinstance(out, MultipleChoiceOutput) and r.choice_logprobs is not None:
+                for c, lp in zip(r.choices or [], r.choice_logprobs, strict=True):
+                    self.loglikelihood[(r.prompt, out.choice_prefix + c)] = lp
+
+
+class ReplayLM(WrapperLM):
+    """Answers what ``table`` holds, sends the rest to ``inner`` (see module)."""
+
+    def __init__(self, inner: LM, table: ReplayTable) -> None:
+        super().__init__(inner)
+        self.table = table
+        self.answered = 0  # requests answered from the table
+
+    def _call(self, requests: Sequence[Req], known: Callable[[Req], Res | None],
+              send: Callable[[list[Req], OnDone[Res] | None], list[Res]],
+              on_done: OnDone[Res] | None) -> list[Res]:
+        out: list[Res | None] = [None] * len(requests)
+        rest: list[int] = []
+        for i, r in enumerate(requests):
+            res = known(r)
+            if res is None:
+                rest.append(i)
+                continue
+            out[i] = res
+            self.answered += 1
+            if on_done:
+                on_done(i, res)
+        if rest:
+            def done(j: int, res: Res) -> None:
+                if on_done:
+                    on_done(rest[j], res)
+
+            for j, res in enumerate(send([requests[i] for i in rest],
+                                         done if on_done else None)):
+                out[rest[j]] = res
+        return out  # type: ignore[return-value]
+
+    def generate(
+        self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None
+    ) -> list[GenerateResponse]:
+        def known(r: GenerateRequest) -> GenerateResponse | None:
+            if r.temperature > 0:
+                return None  # a sampled answer is one draw: never replayed
+            text = self.table.generate.get((r.prompt, r.max_tokens, tuple(r.stop)))
+            return None if text is None else GenerateResponse(text, UNKNOWN_TOKENS)
+
+        return self._call(requests, known, lambda rs, cb: self.inner.generate(rs, cb), on_done)
+
+    def loglikelihood(
+        self, requests: Sequence[LoglikelihoodRequest],
+        on_done: OnDone[LoglikelihoodResponse] | None = None,
+    ) -> list[LoglikelihoodResponse]:
+        def known(r: LoglikelihoodRequest) -> LoglikelihoodResponse | None:
+            lp = self.table.loglikelihood.get((r.context, r.continuation))
+            return None if lp is None else LoglikelihoodResponse(lp, False, UNKNOWN_TOKENS)
+
+        return self._call(requests, known, lambda rs, cb: self.inner.loglikelihood(rs, cb),
+                          on_done)
+
+    def loglikelihood_rolling(
+        self, requests: Sequence[RollingRequest], on_done: OnDone[float] | None = None
+    ) -> list[float]:
+        return self.inner.loglikelihood_rolling(requests, on_done)
