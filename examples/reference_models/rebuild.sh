@@ -109,7 +109,7 @@ done
 if [[ ${PLAN:-0} == 1 ]]; then plan "$@"; exit 0; fi
 plan "$@" | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _
 if [[ ${CONTROL:-0} == 1 ]]; then
-  bash examples/reference_models/probe.sh  # every length around the ID edge (leaderboards/reference-probe)
+  bash examples/reference_models/probe.sh  # every length around the ID edge (refmodels/probe)
 fi
 if [[ ${BOARD:-0} == 1 ]]; then
   # every family run with its samples/ (written by its evaluation here); the negative control's

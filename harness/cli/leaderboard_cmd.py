@@ -203,3 +203,21 @@ def check_command(
     if bad:
         raise typer.Exit(1)
     typer.echo(f"{board}: current (spec hashes match; rebuild identical)")
+
+
+@app.command("rescore")
+def rescore_command(
+    board: Annotated[Path, typer.Argument(help="A built leaderboard folder.")],
+) -> None:
+    """Recompute a board's numbers from the samples its runs carry (after a change of the
+    statistics; no model is asked): each run is rescored and the board rebuilt in place with
+    the options it records."""
+    import tempfile
+
+    from harness.leaderboard.check import rescore_board
+
+    if not (board / "leaderboard.json").is_file():
+        raise HarnessError(f"{board}: no leaderboard.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        n = rescore_board(board, Path(tmp))
+    typer.echo(f"{board}: {n} runs rescored, board rebuilt")

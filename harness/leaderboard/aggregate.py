@@ -51,7 +51,6 @@ from harness.leaderboard.scores import (
     mean_interval,
     pair_test,
     rank_ranges,
-    worst_half_width,
 )
 from harness.leaderboard.stale import stale_tasks
 from harness.results import TaskResult
@@ -93,8 +92,8 @@ def task_gap_p(props: tuple[Proportion, Proportion]) -> float:
 class _EntryStats:
     """Point scores and score intervals of one entry."""
 
-    def __init__(self, rows: Mapping[str, TaskRow], items: Mapping[str, ItemData | None]
-                 ) -> None:
+    def __init__(self, rows: Mapping[str, TaskRow], items: Mapping[str, ItemData | None],
+                 common: set[str] | None = None) -> None:
         self.rows = rows
         acc = {n: r.accuracy for n, r in rows.items() if r.accuracy is not None}
         suite = {n: suite_of(n) for n in rows}
@@ -105,7 +104,9 @@ class _EntryStats:
         if have and acc:
             scores = {n: x.scores() for n in sorted(rows) if (x := items[n]) is not None}
             self.suite_ci, self.overall_ci = macro_intervals(scores, suite)
-        self.measured = sorted(n for n, r in rows.items() if r.gap is not None)
+        self.own = sorted(n for n, r in rows.items() if r.gap is not None)
+        # the headline gap covers the tasks measured for every entry it is compared with
+        self.measured = [n for n in self.own if common is None or n in common]
         # the mean gap's interval: MOVER over the tasks' own intervals (one task: its interval)
         parts = [(r.gap, r.gap_ci_low, r.gap_ci_high) for n in self.measured
                  if (r := rows[n]).gap is not None]
@@ -150,7 +151,9 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
         ood_accuracy=macro_mean([r.ood_accuracy for r in rows.values()]),
         gap=board_value(gap_info("id_ood"), m, [r.gap for r in m]), gap_ci_low=_r(gap_lo),
         gap_ci_high=_r(gap_hi), gap_p_holm=_r(gap_p_holm),
-        n_measured=len(m), n_floor=sum(r.status == "floor" for r in rows.values()),
+        n_gap_tasks=len(m), n_measured=len(st.own),
+        n_floor=sum(r.status == "floor" for r in rows.values()),
+        n_constant=sum(r.constant for r in rows.values()),
         n_ceiling=sum(r.status == "ceiling" for r in rows.values()),
         retention=board_value(gap_info("retention"), m, [r.retention for r in m]),
         horizon_factor=board_value(gap_info("horizon"), m, hz), n_horizon=len(hz),
@@ -236,10 +239,13 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
     rows = rows_of(c)
     key_of = {c.ids[k]: k for k in c.cells}
     items = {(c.ids[k], n): cell.items for k, by in c.cells.items() for n, cell in by.items()}
-    stats = {e: _EntryStats(rows[e], {n: items[(e, n)] for n in rows[e]}) for e in rows}
     groups: dict[tuple[str, ...], list[str]] = {}
     for e in sorted(rows):
         groups.setdefault(tuple(sorted(rows[e])), []).append(e)
+    common = {e: set.intersection(*({n for n, r in rows[o].items() if r.gap is not None}
+                                    for o in g_)) for g_ in groups.values() for e in g_}
+    stats = {e: _EntryStats(rows[e], {n: items[(e, n)] for n in rows[e]}, common[e])
+             for e in rows}
     ordered = sorted(groups, key=lambda g: (-len(g), g))
     gp = holm([stats[e].gap_p for e in sorted(rows)])
     gap_p = dict(zip(sorted(rows), gp, strict=True))
@@ -277,14 +283,18 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
                          c, n in stale, items)
              for (n, here), pairs in zip(boards, all_pairs, strict=True)]
     short = [f"{e} {n}: {why}" for e in order for n in sorted(rows[e], key=task_sort_key)
-             if (why := _short(rows[e][n], _evaluated(c.cells[key_of[e]][n].task), target,
-                               min_per_bucket))]
+             if (why := _short(rows[e][n], c.cells[key_of[e]][n].task, target, min_per_bucket))]
+    reach = [(h, f"{e} {n} {role}") for e in order for n in sorted(rows[e], key=task_sort_key)
+             for role, h in _reach(c.cells[key_of[e]][n].task).items()]
+    worst = max(reach, default=None)
     n_rows = sum(len(rows[e]) for e in order)
     board = Leaderboard(
         schema_version=LEADERBOARD_SCHEMA_VERSION, kind=LEADERBOARD_KIND, title=title,
         harness_version=__version__, correction=CORRECTION,
         precision=Precision(target=target, min_per_bucket=min_per_bucket,
-                            tasks_meeting=n_rows - len(short), task_rows=n_rows, short=short),
+                            tasks_meeting=n_rows - len(short), task_rows=n_rows, short=short,
+                            worst=None if worst is None else r10(worst[0]),
+                            worst_row=None if worst is None else worst[1]),
         stale_tasks=[n for n in all_tasks if n in stale],
         suites=sorted({suite_of(n) for n in all_tasks}, key=suite_sort_key),
         entries=entries, families=families(entries, rows), tasks=tasks, sources=sources(c),
@@ -301,16 +311,30 @@ def _evaluated(t: TaskResult) -> dict[str, str]:
     return {b.bucket: b.role for b in rep if wanted is None or b.bucket in wanted}
 
 
-def _short(r: TaskRow, evaluated: Mapping[str, str], target: float,
-           min_per_bucket: int) -> str | None:
+def _reach(t: TaskResult) -> dict[str, float]:
+    """How far the pooled ID and OOD accuracy intervals of a task's primary report reach from
+    their estimates (the farther end of each Wilson 95% interval, docs/statistics.md), over the
+    roles its buckets evaluate."""
+    rep = t.templates[0] if t.templates else None
+    roles = set(_evaluated(t).values())
+    out: dict[str, float] = {}
+    for r in rep.roles if rep else []:
+        if r.role in roles and r.accuracy is not None and r.ci_low is not None \
+                and r.ci_high is not None:
+            out[r.role] = max(r.accuracy - r.ci_low, r.ci_high - r.accuracy)
+    return out
+
+
+def _short(r: TaskRow, t: TaskResult, target: float, min_per_bucket: int) -> str | None:
     """Which precision target a row misses, over the buckets its task evaluates (a role it
-    does not evaluate, such as OOD in an ID-only task, is not asked for)."""
+    does not evaluate, such as OOD in an ID-only task, is not asked for; an evaluated role
+    without items misses it)."""
     why = []
-    roles = set(evaluated.values())
-    h = max(worst_half_width(r.n_id) if "ID" in roles else 0.0,
-            worst_half_width(r.n_ood) if "OOD" in roles and r.n_ood else 0.0)
+    evaluated = _evaluated(t)
+    reach = _reach(t)
+    h = max([reach.get(role, 0.0) for role in set(evaluated.values())], default=0.0)
     if h > target + 1e-12:
-        why.append(f"±{100 * h:.1f} pts (n_ID={r.n_id}, n_OOD={r.n_ood})")
+        why.append(f"±{100 * h:.2f} pts (n_ID={r.n_id}, n_OOD={r.n_ood})")
     small = min((b.n for b in r.buckets if b.label in evaluated), default=0)
     if small < min_per_bucket:
         why.append(f"{small} items in its smallest bucket")

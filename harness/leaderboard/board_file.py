@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-LEADERBOARD_SCHEMA_VERSION = 4
+LEADERBOARD_SCHEMA_VERSION = 5  # 5: baselines, edge gap, difficulty + shift, common tasks
 LEADERBOARD_KIND = "genharness-leaderboard"
 
 
@@ -78,12 +78,14 @@ class Entry(_Model):
     suite_scores: dict[str, Score]  # suite → mean task accuracy (every template pooled)
     id_accuracy: float | None  # macro mean of the tasks' pooled ID accuracy
     ood_accuracy: float | None  # macro mean of the tasks' pooled OOD accuracy
-    gap: float | None  # macro mean of the ID − OOD gaps of the tasks where it is measured
+    gap: float | None  # macro mean of the ID − OOD gaps over the group's common measured tasks
     gap_ci_low: float | None  # its 95% lower bound (MOVER over those tasks' own intervals)
     gap_ci_high: float | None  # its 95% upper bound
     gap_p_holm: float | None  # Holm-adjusted p of mean gap = 0 (inverted interval; over entries)
-    n_measured: int  # tasks whose gap is measured
-    n_floor: int  # tasks at the floor (pooled ID not above chance): no gap
+    n_gap_tasks: int  # tasks the mean gap covers: measured for every entry of the group
+    n_measured: int  # tasks whose gap is measured for this entry
+    n_floor: int  # tasks at the floor (pooled ID not above its baseline): no gap
+    n_constant: int  # tasks where the primary report has a constant answerer (a bucket or role)
     n_ceiling: int  # tasks at the ceiling (both roles at 100%): no gap
     retention: float | None  # mean OOD / mean ID over the measured tasks with both roles
     horizon_factor: float | None  # mean extrapolation horizon ×ID over the measured tasks
@@ -140,6 +142,17 @@ class BucketCell(_Model):
     accuracy: float | None  # accuracy; None when the bucket is empty
     ci_low: float | None  # Wilson 95% lower bound
     ci_high: float | None  # Wilson 95% upper bound
+    baseline: float | None = None  # best constant answer's score on the bucket's items
+    floor: bool | None = None  # the accuracy is not above that baseline
+    constant: bool = False  # one answer makes up most of the model's answers here
+
+
+class Split(_Model):
+    """An estimate with its 95% interval (the difficulty + shift split, the edge gap)."""
+
+    value: float  # the estimate (accuracy points as a fraction)
+    ci_low: float  # 95% lower bound
+    ci_high: float  # 95% upper bound
 
 
 class AnalysisCell(_Model):
@@ -169,12 +182,13 @@ class TaskRow(_Model):
     n_reports: int  # (template, condition) reports the run has for this task
     n_items: int  # items (each counted once, however many templates it ran under)
     n_samples: int  # samples (items × templates × conditions)
-    accuracy: float | None  # accuracy over every sample (all templates and conditions)
+    accuracy: float | None  # accuracy over every sample (all templates and conditions but the
+    # matched-exemplar control, which is a control, not the task's answer)
     n_id: int  # ID samples of the primary report
     n_ood: int  # OOD samples of the primary report
     id_accuracy: float | None  # pooled ID accuracy (primary report)
     ood_accuracy: float | None  # pooled OOD accuracy (primary report)
-    status: str  # "measured", "floor" (ID not above chance) or "ceiling" (both at 100%)
+    status: str  # "measured", "floor" (ID not above its baseline) or "ceiling" (both at 100%)
     chance: float  # chance level of the ID items (0 for generation)
     status_reason: str | None  # why no gap is shown, when status is not "measured"
     gap: float | None  # ID − OOD gap (None unless measured)
@@ -187,6 +201,14 @@ class TaskRow(_Model):
     retention_unbounded: bool  # the upper bound is unbounded (the ID lower limit is 0)
     horizon: float | None  # extrapolation horizon (difficulty value)
     horizon_factor: float | None  # horizon / largest ID difficulty
+    baseline: float | None = None  # pooled ID baseline: the best constant answer's score
+    ood_baseline: float | None = None  # pooled OOD baseline
+    constant: bool = False  # a bucket or role of the primary report has a constant answerer
+    edge: Split | None = None  # last ID bucket − first OOD bucket (measured reports)
+    edge_buckets: str | None = None  # "ID label → OOD label" of the edge gap
+    exemplars: bool = True  # the task shows exemplars (False: the gap is a difficulty gap)
+    difficulty: Split | None = None  # acc(ID) − acc(OOD | matched exemplars)
+    shift: Split | None = None  # acc(OOD | matched) − acc(OOD | ID exemplars), paired
     gaps: dict[str, GapCell] = _sparse()  # other registered gaps (measured reports) by name
     buckets: list[BucketCell]  # per-bucket accuracy (primary report), in bucket order
     analyses: list[AnalysisCell]  # task-level analyses of the run
@@ -272,11 +294,13 @@ class Conflict(_Model):
 class Precision(_Model):
     """The precision the board states, and how its tasks meet it."""
 
-    target: float  # pooled ID and OOD accuracy within ± this (95%), worst case over accuracies
+    target: float  # pooled ID and OOD accuracy within ± this (95%): the farther interval end
     min_per_bucket: int  # items every bucket should have
     tasks_meeting: int  # task rows (entry × task) that meet both
     task_rows: int  # task rows on the board
     short: list[str]  # "entry task: why" for each row that misses it
+    worst: float | None = None  # the largest reach of any row's pooled ID or OOD interval
+    worst_row: str | None = None  # "entry task role" of that row
 
 
 class BuildOptions(_Model):

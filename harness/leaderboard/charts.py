@@ -78,6 +78,16 @@ def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
     parts.append(f'<text x="{left + pw / 2}" y="{top + ph + 34}" text-anchor="middle" '
                  f'font-size="12">{escape(task.difficulty_name)}</text>')
     pos = {lab: i for i, lab in enumerate(labels)}
+    base = next(([(pos[cl.label], cl.baseline) for cl in row.buckets
+                  if cl.label in pos and cl.baseline is not None and cl.n]
+                 for row in task.rows if any(cl.baseline is not None for cl in row.buckets)), [])
+    if base:  # the items' own floor: the best constant answer (the same items for every entry)
+        d = " ".join(f"{'M' if n == 0 else 'L'}{_f(x(i) - pw / k / 2.5)},{_f(y(v))} "
+                     f"L{_f(x(i) + pw / k / 2.5)},{_f(y(v))}"
+                     for n, (i, v) in enumerate(base))
+        parts.append(f'<path class="baseline" d="{d}" fill="none" stroke="#888" '
+                     f'stroke-width="1.5" stroke-dasharray="6,3"><title>baseline: the best '
+                     f'constant answer on each bucket\'s items</title></path>')
     order = {e.id: n for n, e in enumerate(entries)}
     m = len(task.rows)
     step = min(6.0, pw / k / (2 * max(m, 1)))  # identical lines are offset, never hidden
@@ -119,7 +129,7 @@ def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
     parts.append(f'<text class="legend band-legend" x="{left + 16}" y="{ly}" font-size="11">'
                  "shaded band and whisker: Wilson 95% CI of the model in its colour "
                  "(overlapping bands mix); lines are offset sideways so equal ones stay "
-                 "visible</text>")
+                 "visible; grey dashes: the baseline (best constant answer)</text>")
     parts.append("</svg>")
     return Markup("".join(parts))
 

@@ -91,6 +91,34 @@ def rebuild_diff(board: Path, out: Path) -> list[str]:
     return sorted(diff)
 
 
+def rescore_board(board: Path, work: Path) -> int:
+    """Bring a board to this harness's statistics without asking any model: every run it
+    carries is copied to ``work``, rescored from its samples (``harness rescore``), and the board
+    is built again from the copies, in the order and with the options it records. Returns the
+    number of runs rescored. The runs' answers are untouched; their numbers and names (the
+    results.json hash) are new."""
+    import shutil
+
+    from harness.leaderboard.build import build
+    from harness.rescore import rescore
+
+    inputs = board_inputs(board)
+    if not inputs:
+        raise HarnessError(f"{board}: carries no runs/*/*/results.json to rescore")
+    opts = build_options(board)
+    compare = work / "compare"
+    shutil.copytree(board / "compare", compare) if (board / "compare").is_dir() else None
+    opts["compare"] = [compare / Path(rel).name for rel in opts.get("compare", [])]
+    copies = []
+    for n, res in enumerate(inputs):
+        copy = work / f"{n:03d}"
+        shutil.copytree(res.parent, copy)
+        rescore(copy)
+        copies.append(copy / "results.json")
+    build(copies, board, **opts)
+    return len(copies)
+
+
 def manifest(root: Path) -> dict[str, dict[str, Any]]:
     """``leaderboards/manifest.json``: board folder name → {status, note}."""
     path = root / "manifest.json"

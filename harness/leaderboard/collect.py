@@ -27,6 +27,7 @@ from typing import Any
 
 from harness.config import ITEM_SELECTION, RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
+from harness.gaps.shift import MATCHED
 from harness.leaderboard.board_file import Conflict, SourceRun
 from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results, open_samples
 from harness.leaderboard.provenance import public_id, reproduce
@@ -193,7 +194,9 @@ def _items(path: Path, rep: tuple[str, str]) -> ItemData:
                 if not line.strip():
                     continue
                 r = SampleRecord.model_validate_json(line)
-                everything.append(Sample(r.id, r.score, r.role == "ID", r.bucket, sample_digest(r)))
+                if r.condition != MATCHED:  # the control is not the task's answer
+                    everything.append(Sample(r.id, r.score, r.role == "ID", r.bucket,
+                                             sample_digest(r)))
                 if (r.template, r.condition) == rep:
                     primary.append(r)
     except (OSError, ValueError) as e:

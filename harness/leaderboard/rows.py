@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.gaps.report import value_and_ci
-from harness.leaderboard.board_file import AnalysisCell, BucketCell, GapCell, TaskRow
+from harness.gaps.shift import MATCHED, has_exemplars
+from harness.leaderboard.board_file import AnalysisCell, BucketCell, GapCell, Split, TaskRow
 from harness.leaderboard.scores import ItemScores, Sample, item_scores
 from harness.results import TaskResult
 from harness.scoring.records import SampleRecord
@@ -41,9 +42,14 @@ def sample_digest(r: SampleRecord) -> str:
 
 
 def _all_templates(t: TaskResult) -> tuple[float | None, int]:
-    n = sum(b.n for rep in t.templates for b in rep.buckets)
-    c = math.fsum(b.correct for rep in t.templates for b in rep.buckets)
+    reps = [rep for rep in t.templates if rep.condition != MATCHED]
+    n = sum(b.n for rep in reps for b in rep.buckets)
+    c = math.fsum(b.correct for rep in reps for b in rep.buckets)
     return (r10(c / n) if n else None), n
+
+
+def _split(x: Any) -> Split | None:
+    return None if x is None else Split(value=x.value, ci_low=x.ci_low, ci_high=x.ci_high)
 
 
 def _cell(d: dict[str, Any]) -> GapCell:
@@ -62,6 +68,9 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
     gap = g.id_ood if measured else None
     ret = g.retention if measured else None
     hz = g.horizon if measured else None
+    edge = g.edge if measured else None
+    split = next((x for x in t.shift if x.template == rep.template and x.base == rep.condition),
+                 None)
     if items is not None and items.everything:
         sc = items.scores()
         accuracy: float | None = r10(sc.accuracy)
@@ -83,9 +92,17 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
         retention_ci_high=ret.ci_high if ret else None,
         retention_unbounded=bool(ret and ret.unbounded_high),
         horizon=hz.value if hz else None, horizon_factor=hz.factor if hz else None,
+        baseline=roles["ID"].baseline if "ID" in roles else None,
+        ood_baseline=roles["OOD"].baseline if "OOD" in roles else None,
+        constant=any(b.constant for b in rep.buckets) or any(x.constant for x in rep.roles),
+        edge=_split(edge), edge_buckets=f"{edge.id_bucket} → {edge.ood_bucket}" if edge else None,
+        exemplars=has_exemplars(t.spec),
+        difficulty=_split(split.difficulty) if split else None,
+        shift=_split(split.shift) if split else None,
         gaps={n: _cell(d) for n, d in g.extra.items()} if measured else {},
         buckets=[BucketCell(label=b.bucket, n=b.n, accuracy=b.accuracy, ci_low=b.ci_low,
-                            ci_high=b.ci_high) for b in rep.buckets],
+                            ci_high=b.ci_high, baseline=b.baseline, floor=b.floor,
+                            constant=b.constant) for b in rep.buckets],
         analyses=[AnalysisCell(name=a.name, value=a.value, ci_low=a.ci_low, ci_high=a.ci_high,
                                n=a.n) for a in t.analyses],
         spec_sha256=t.spec_sha256, source=source, samples=samples_rel, viewer=None,

@@ -215,14 +215,27 @@ def holm(p: Sequence[float | None]) -> list[float | None]:
 
 
 def worst_half_width(n: int, z: float = Z95) -> float:
-    """Largest Wilson 95% half-width over every accuracy for n items (at p = 0.5)."""
+    """How far a Wilson 95% interval of n items can reach from its estimate: the farther end,
+    at the worst of the accuracies n items can have (k/n). The interval is not symmetric away
+    from 1/2, so this is a little more than its half-width at p = 0.5 (n = 93: 10.16 against
+    9.96 points), and it is the reach docs/statistics.md states a precision by."""
     if n <= 0:
         return 1.0
-    return z * math.sqrt(0.25 / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    import numpy as np  # noqa: PLC0415
+
+    k = np.arange(n + 1, dtype=np.float64)
+    p = k / n
+    z2 = z * z
+    center = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    lo = np.where(p == 0, 0.0, np.maximum(0.0, center - half))
+    hi = np.where(p == 1, 1.0, np.minimum(1.0, center + half))
+    return float(np.max(np.maximum(p - lo, hi - p)))
 
 
 def items_for(half_width: float, z: float = Z95) -> int:
-    """Fewest items whose Wilson 95% interval is within ±``half_width`` at any accuracy."""
+    """Fewest items whose Wilson 95% interval reaches no farther than ``half_width`` from its
+    estimate at any accuracy."""
     n = max(1, int((z / (2 * half_width)) ** 2) - 5)
     while worst_half_width(n, z) > half_width:
         n += 1

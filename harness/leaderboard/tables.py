@@ -11,7 +11,14 @@ from typing import Any
 
 import pandas as pd
 
-from harness.leaderboard.board_file import Entry, Leaderboard, TaskBoard, TaskRow
+from harness.leaderboard.board_file import (
+    BucketCell,
+    Entry,
+    Leaderboard,
+    Split,
+    TaskBoard,
+    TaskRow,
+)
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.registered import (
     analysis_columns,
@@ -44,8 +51,10 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
             row[f"{s}_tasks"] = sc.n_tasks if sc else 0
         row.update({"id_accuracy": e.id_accuracy, "ood_accuracy": e.ood_accuracy,
                     "gap": e.gap, "gap_ci_low": e.gap_ci_low, "gap_ci_high": e.gap_ci_high,
-                    "gap_p_holm": e.gap_p_holm, "gap_measured": e.n_measured,
+                    "gap_p_holm": e.gap_p_holm, "gap_tasks": e.n_gap_tasks,
+                    "gap_measured": e.n_measured,
                     "gap_floor": e.n_floor, "gap_ceiling": e.n_ceiling,
+                    "constant_answerer_tasks": e.n_constant,
                     "retention": e.retention, "horizon_factor": e.horizon_factor,
                     "horizon_tasks": e.n_horizon})
         for g in gap_columns(board):
@@ -65,6 +74,23 @@ def _gap_cell(r: TaskRow) -> str:
     return ci_text(r.gap, r.gap_ci_low, r.gap_ci_high) + star(r.gap_p_holm)
 
 
+def split_cell(r: TaskRow, part: Split | None) -> str:
+    """A cell of the difficulty + shift split: the part with its interval; the status where
+    no gap is measured; "no exemplars" where the task shows none (the gap is all difficulty)."""
+    if not r.exemplars:
+        return "no exemplars"
+    if r.status != "measured":
+        return r.status
+    return "-" if part is None else ci_text(part.value, part.ci_low, part.ci_high)
+
+
+def _cell_text(c: BucketCell) -> str:
+    """A bucket's accuracy with n, its baseline, and marks for the floor and a constant answer."""
+    marks = ("≤base " if c.floor else "") + ("1-answer " if c.constant else "")
+    base = "" if c.baseline is None else f", base {pct(c.baseline)}"
+    return f"{pct(c.accuracy)} (n={c.n}{base}) {marks}".rstrip()
+
+
 def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
     """One row per entry on one task: one accuracy column per bucket (with n), then the gaps
     (floor / ceiling instead of a number where no gap is measurable)."""
@@ -78,11 +104,16 @@ def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
         cells = {c.label: c for c in r.buckets}
         for b in task.buckets:
             c = cells.get(b.label)
-            row[f"{b.label} ({b.role})"] = "-" if c is None else f"{pct(c.accuracy)} (n={c.n})"
+            row[f"{b.label} ({b.role})"] = ("not evaluated" if c is None or c.n == 0
+                                            else _cell_text(c))
         row.update({"all": f"{pct(r.accuracy)} (n={r.n_items})",
-                    "ID": f"{pct(r.id_accuracy)} (n={r.n_id})",
-                    "OOD": f"{pct(r.ood_accuracy)} (n={r.n_ood})",
+                    "ID": f"{pct(r.id_accuracy)} (n={r.n_id}, base {pct(r.baseline)})",
+                    "OOD": f"{pct(r.ood_accuracy)} (n={r.n_ood}, base {pct(r.ood_baseline)})",
                     gap_head("id_ood"): _gap_cell(r),
+                    "edge gap pts": (r.status if r.status != "measured" else "-" if r.edge is None
+                                     else ci_text(r.edge.value, r.edge.ci_low, r.edge.ci_high)),
+                    "difficulty pts": split_cell(r, r.difficulty),
+                    "shift pts": split_cell(r, r.shift),
                     gap_head("retention"): _measured(r, r.retention),
                     gap_head("horizon"): _measured(r, r.horizon)})
         for g in gaps:
@@ -105,8 +136,10 @@ def buckets_frame(board: Leaderboard) -> pd.DataFrame:
     roles = {(t.task, b.label): b.role for t in board.tasks for b in t.buckets}
     rows = [{"model": label[r.entry], "entry": r.entry, "task": t.task, "template": r.template,
              "condition": r.condition, "bucket": c.label, "role": roles[(t.task, c.label)],
-             "n": c.n, "accuracy": c.accuracy, "ci_low": c.ci_low, "ci_high": c.ci_high}
-            for t in board.tasks for r in t.rows for c in r.buckets]
+             "n": c.n, "accuracy": c.accuracy, "ci_low": c.ci_low, "ci_high": c.ci_high,
+             "baseline": c.baseline, "floor": c.floor, "constant_answerer": c.constant}
+            for t in board.tasks for r in t.rows for c in r.buckets
+            if c.n > 0]  # a bucket the task's conditions do not evaluate has no row
     return pd.DataFrame(rows)
 
 
@@ -167,7 +200,9 @@ def _display_main(board: Leaderboard) -> pd.DataFrame:
         row.update({"ID % ↑": pct(e.id_accuracy), "OOD % ↑": pct(e.ood_accuracy),
                     f"{gap_title('id_ood')} pts {gap_arrow('id_ood')} [95% CI]":
                     ci_text(e.gap, e.gap_ci_low, e.gap_ci_high) + star(e.gap_p_holm),
+                    "gap tasks": str(e.n_gap_tasks),
                     "measured/floor/ceiling": f"{e.n_measured}/{e.n_floor}/{e.n_ceiling}",
+                    "1-answer tasks": str(e.n_constant),
                     gap_head("retention"): num(e.retention),
                     f"{gap_title('horizon')} ×ID {gap_arrow('horizon')}":
                     f"{num(e.horizon_factor)} ({e.n_horizon})"})
@@ -189,10 +224,12 @@ def markdown(board: Leaderboard) -> str:
         lines += [md_text(f"**Stale against this checkout:** {len(board.stale_tasks)} of "
                           f"{len(board.tasks)} tasks ran with a spec that differs from today's "
                           f"task files ({', '.join(board.stale_tasks)}); rerun them."), ""]
+    worst = ("" if p.worst is None else
+             f" The widest reach is ±{100 * p.worst:.2f} points ({p.worst_row}).")
     lines += [md_text(
         f"Precision target: pooled ID and OOD accuracy within ±{100 * p.target:.0f} points "
-        f"(95%) and at least {p.min_per_bucket} items per bucket; {p.tasks_meeting} of "
-        f"{p.task_rows} task rows meet it."), "",
+        f"(95%, the farther end of the interval) and at least {p.min_per_bucket} items per "
+        f"bucket; {p.tasks_meeting} of {p.task_rows} task rows meet it.{worst}"), "",
         "Accuracies in %, with 95% score intervals (docs/statistics.md): a task's accuracy is "
         "the mean of its buckets' accuracies weighted by their samples, so overall and suite "
         "intervals combine every (task, bucket) stratum (MOVER). Overall: mean of the suite "
@@ -200,8 +237,14 @@ def markdown(board: Leaderboard) -> str:
         "of tasks in brackets). Entries are ranked within groups of entries that ran the same "
         "tasks; a rank range runs from 1 + the entries whose overall interval lies wholly above "
         "to the group size − those wholly below. Gap: mean over the tasks where it is "
-        "measured (floor: pooled ID not above chance; ceiling: both roles at 100%; both "
-        f"counted, never averaged); * significant after {board.correction} correction. "
+        "measured for every entry of the group (their count: gap tasks; floor: pooled ID not "
+        "above its baseline, the score of the best constant answer on the same items; "
+        "ceiling: both roles at 100%; both counted, never averaged); * significant after "
+        f"{board.correction} correction. 1-answer tasks: tasks where one answer makes up at "
+        "least 90% of a bucket's or role's answers. Per task, the edge gap is last ID bucket "
+        "− first OOD bucket, and gap = difficulty + shift splits the ID − OOD gap with the "
+        "matched-exemplar control (OOD items answered again with exemplars from their own "
+        "bucket; docs/statistics.md). "
         "↑ higher is better, ↓ lower is better. Cells show n (items). Generated by "
         f"genharness {board.harness_version} (`harness leaderboard build`).", "",
         markdown_table(_display_main(board)), ""]
