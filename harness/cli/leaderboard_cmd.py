@@ -221,3 +221,26 @@ def rescore_command(
     with tempfile.TemporaryDirectory() as tmp:
         n = rescore_board(board, Path(tmp))
     typer.echo(f"{board}: {n} runs rescored, board rebuilt")
+
+
+@app.command("summary")
+def summary_command(
+    board: Annotated[Path, typer.Argument(help="A built leaderboard folder.")],
+    into: Annotated[  # noqa: UP007
+        list[Path] | None,
+        typer.Option(help="A Markdown file whose '<!-- summary:BOARD:begin -->' … end block is "
+                          "rewritten (repeatable); default: print."),
+    ] = None,
+) -> None:
+    """The board in sentences and tables, generated from its leaderboard.json: headline table,
+    precision, where gaps fall (at the ID edge or inside it), difficulty + shift per task."""
+    from harness.leaderboard.inputs import load_leaderboard
+    from harness.leaderboard.summary import summary_md, write_into
+
+    text = summary_md(load_leaderboard(board / "leaderboard.json"))
+    if not into:
+        typer.echo(text, nl=False)
+        return
+    for path in into:
+        write_into(path, board.name, text)
+        typer.echo(f"{path}: summary of {board.name} written")

@@ -13,6 +13,7 @@ from typing import Any
 from harness import __version__
 from harness.analyses.registry import board_info as analysis_info
 from harness.gaps.registry import board_info as gap_info
+from harness.gaps.shift import has_exemplars
 from harness.leaderboard.board_file import (
     LEADERBOARD_KIND,
     LEADERBOARD_SCHEMA_VERSION,
@@ -362,6 +363,9 @@ def _task_board(name: str, rows: list[TaskRow], pairs: list[PairTest], c: Collec
         citations=[str(x) for x in spec.get("citations", []) or []],
         card=card if isinstance(card, dict) else None, difficulty_name=first.difficulty_name,
         templates=tpls, fewshot=fewshot, metric=metric, example_prompt=example,
+        shift_in=("the exemplars (ID only) and the input" if has_exemplars(spec) else
+                  "the input only: zero-shot, so for a pretrained model the ID/OOD split is one "
+                  "of difficulty (a shift only for a model trained on the ID range)"),
         buckets=[buckets[k] for k in sorted(buckets)], rows=rows, pairs=pairs, stale=stale)
 
 

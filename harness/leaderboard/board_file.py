@@ -254,6 +254,7 @@ class TaskBoard(_Model):
     difficulty_name: str  # name of the difficulty variable
     templates: list[TemplateInfo]  # prompt templates of the spec
     fewshot: str  # few-shot setting, in words
+    shift_in: str = ""  # where ID and OOD differ for the model: exemplars and input, or input only
     metric: str  # scoring metric (and output type)
     example_prompt: str | None  # the first sample's exact prompt (None: no samples copied)
     buckets: list[BucketInfo]  # union of the entries' buckets, in axis order
