@@ -66,8 +66,9 @@ def _edges(board: Leaderboard, e: Entry) -> str:
     inside = [n for n, r in by_task.items()
               if r.gap is not None and r.gap_ci_low is not None and r.gap_ci_low > 0
               and r.edge is not None and r.edge.ci_low <= 0]
+    tasks = "task" if len(at_edge) == 1 else "tasks"
     return (f"- {e.label}: a significant fall at the ID edge (last ID bucket − first OOD "
-            f"bucket, 95% interval above 0) on {len(at_edge)} task{'' if len(at_edge) == 1 else 's'} ({_names(at_edge)}); a "
+            f"bucket, 95% interval above 0) on {len(at_edge)} {tasks} ({_names(at_edge)}); a "
             f"significant pooled gap with no significant fall at the edge on {len(inside)} "
             f"({_names(inside)}): accuracy that falls inside the ID range.")
 
