@@ -26,10 +26,11 @@ from harness.models.cache import CachedLM, CacheStats, ResponseCache
 from harness.plugin_use import used_plugins
 from harness.plugins import one_line
 from harness.progress import ProgressLM, Reporter, RunClock
-from harness.replay import ReplayLM, ReplayReport, ReplayTable
+from harness.replay import ReplayLM, ReplayTable
 from harness.results import (
     SCHEMA_VERSION,
     CacheReport,
+    ReplayReport,
     Results,
     TaskFailure,
     TaskResult,

@@ -18,7 +18,7 @@ What is replayed, and only then:
 A replayed answer keeps the text or log-likelihood the model gave; the token counts the samples
 files do not record are ``UNKNOWN_TOKENS``. Replayed answers do not enter the response cache (they
 were not produced here), and results.json counts them and names each source by the sha256 of
-its results.json (``ReplayReport``), never by its folder.
+its results.json (``results.ReplayReport``), never by its folder.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict
 
 from harness.errors import HarnessError
 from harness.lm import LM, ModelIdentity, OnDone, WrapperLM
@@ -41,20 +39,12 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
+from harness.rescore import task_records
 from harness.spec.task import GenerateOutput, MultipleChoiceOutput, TaskSpec
 
 UNKNOWN_TOKENS = -1  # token counts of a replayed answer: not in the samples files
 Req = TypeVar("Req")
 Res = TypeVar("Res")
-
-
-class ReplayReport(BaseModel):
-    """What a run took from earlier runs (``--replay``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    sources: list[str]  # sha256 of each source run's results.json, in the order given
-    answered: int  # requests answered from them (not sent to the model, not cached)
 
 
 def _same_model(a: dict[str, Any], b: ModelIdentity) -> bool:
@@ -82,8 +72,6 @@ class ReplayTable:
              specs: dict[str, str]) -> ReplayTable:
         """The answers of ``run_dirs`` for ``model``, for the tasks whose spec hash is
         ``specs[task]`` (a one-line error for a folder that is no run of this model)."""
-        from harness.rescore import task_records  # noqa: PLC0415 (run layer, loaded on use)
-
         table = cls()
         for run in run_dirs:
             path = run / "results.json"

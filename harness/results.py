@@ -23,7 +23,6 @@ from harness.files import sha256_file, write_atomic
 from harness.gaps.shift import ShiftSplit
 from harness.lm import ModelIdentity
 from harness.plugins import loaded_distributions
-from harness.replay import ReplayReport
 from harness.rundir import OutputError, open_new
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
@@ -89,6 +88,16 @@ class CacheReport(_Model):
     path: str  # the SQLite file
     hits: int  # requests answered from the cache
     misses: int  # requests sent to the model (the run's model calls)
+
+
+class ReplayReport(BaseModel):
+    """What a run took from earlier runs (``--replay``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sources: list[str]  # sha256 of each source run's results.json, in the order given
+    answered: int  # requests answered from them (not sent to the model, not cached)
+
 
 
 class Results(_Model):

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
+from harness.answers.metrics import is_binary
 from harness.gaps.report import GapReport, value_and_ci
 from harness.gaps.shift import Part, has_exemplars
 from harness.results import Results, TaskResult
@@ -107,8 +108,6 @@ def _longest_word(texts: list[str]) -> int:
 def score_column(spec: Mapping[str, Any]) -> str:
     """The heading of a task's score column: ``acc %`` when every score is 0 or 1 (multiple
     choice, or a metric declared binary), else ``score %``, the mean of partial credit."""
-    from harness.answers.metrics import is_binary
-
     if spec.get("output", {}).get("type") == "multiple_choice":
         return "acc %"
     return "acc %" if is_binary(str(spec.get("scoring", {}).get("metric", ""))) else "score %"
