@@ -103,8 +103,16 @@ def contrast_lines(runs: dict[tuple[str, str], list[tuple[int, dict[str, float],
         pa = Proportion(ka / na, na, float(na))
         pb = Proportion(kb / nb, nb, float(nb))
         lo, hi = diff_interval(pa, pb)
+        # a contrast is about generalizing only where both families fit the ID range
+        fits = [sum(acc["all ID"] >= SUCCESS for _, acc, _ in runs[(t, f)])
+                for t, f in ((ta, fa), (tb, fb))]
         verdict = ("reproduced" if lo > 0 else "opposite" if hi < 0 else
                    "not reproduced (interval includes 0)")
+        if lo > 0 and fits[1] == 0:
+            verdict = (f"not a generalization contrast: no seed of {task_label(tb, fb)} fits "
+                       f"the ID range (ID ≥ {100 * SUCCESS:.0f}%: 0 of {nb})")
+        elif lo > 0 and which != "all OOD":
+            verdict += " (first OOD step only)"
         out.append(f"| {claim} ({paper}) | {which} | {task_label(ta, fa)}: {ka} of {na} | "
                    f"{task_label(tb, fb)}: {kb} of {nb} | {100 * (pa.mean - pb.mean):.0f} "
                    f"[{100 * lo:.0f}, {100 * hi:.0f}] pts | {verdict} |")
