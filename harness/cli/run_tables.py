@@ -69,6 +69,10 @@ def shift_lines(task: TaskResult) -> list[str]:
     if not has_exemplars(task.spec):
         return ["no exemplars: the ID−OOD gap is a difficulty gap (no exemplar shift to "
                 "control)"]
+    if not task.shift:
+        measured = any(t.gaps.id_ood is not None for t in task.templates)
+        return (["difficulty + shift: run with --matched-control to split the gap"]
+                if measured else [])
     out = []
     for x in task.shift:
         if x.gap is None:

@@ -35,7 +35,7 @@ def test_eval_on_tiny_hf_model(tiny_model_dir: Path, tmp_path: Path) -> None:
     assert "gaps: floor — not measurable (ID accuracy 0.0%" in r.stdout
     assert "ID−OOD gap" not in r.stdout and "extrapolation horizon" not in r.stdout
     res = json.loads((out / "results.json").read_text())
-    assert res["schema_version"] == 2 and res["model"]["backend"] == "hf"
+    assert res["schema_version"] == 3 and res["model"]["backend"] == "hf"
     assert res["model"]["weights_sha256"] and res["model"]["dtype"]
     assert res["environment"]["libraries"]["transformers"]
     assert [t["task"] for t in res["tasks"]] == ["lengthgen/addition", "lengthgen/copy",
@@ -45,7 +45,8 @@ def test_eval_on_tiny_hf_model(tiny_model_dir: Path, tmp_path: Path) -> None:
         assert len(samples) == t["n_items"]
         assert all(s.calls and s.calls[0].prompt == s.prompt for s in samples)
         spec = TaskSpec.model_validate(t["spec"])
-        again = task_reports(samples, build_buckets(spec.buckets, spec.roles), spec.gaps, 0)
+        again = task_reports(samples, build_buckets(spec.buckets, spec.roles), spec.gaps, 0,
+                             spec.scoring.metric)
         assert [a.model_dump(mode="json") for a in again] == t["templates"]
 
 

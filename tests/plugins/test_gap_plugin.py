@@ -41,7 +41,8 @@ buckets: {{values: [1, 2, 3, 4]}}
 roles: {{id_max: 2}}
 templates: [{{id: a, prompt: 'Q: {{{{ q }}}}'}}]
 output: {{type: generate, max_tokens: 4}}
-gaps: {{report: [id_ood, {gap}]}}
+gaps: {{report: [id_ood, {gap}], baseline: 0.0,
+       baseline_reason: "a test of a gap plugin: the model answers yes to every item"}}
 """
 
 

@@ -65,8 +65,8 @@ SCORES = [[1.0] * 8, [1.0] * 6 + [0.0] * 2, [1.0] * 4 + [0.0] * 4, [0.0] * 8]
 
 def test_builtin_gaps_keep_their_json_and_extra_is_left_out_while_empty() -> None:
     g = gaps_from_scores(SCORES, BUCKETS, GapsSpec(bootstrap=200), seed=3)
-    assert list(g.model_dump(mode="json")) == ["status", "chance", "reason", "id_ood",
-                                               "retention", "horizon"]
+    assert list(g.model_dump(mode="json")) == ["status", "chance", "baseline", "reason",
+                                               "id_ood", "edge", "retention", "horizon"]
     assert g.extra == {} and g.id_ood is not None and g.retention is not None
     assert list(GapReport(status="floor").model_dump(mode="json"))[-1] == "horizon"
 
@@ -167,12 +167,13 @@ def test_a_registered_gap_in_results_and_on_the_leaderboard(tmp_path: Path) -> N
     res = json.loads((cfg.output_dir / "results.json").read_text())
     (task,) = res["tasks"]
     gaps = task["templates"][0]["gaps"]
-    assert list(gaps) == ["status", "chance", "reason", "id_ood", "retention", "horizon",
-                          "extra"]
+    assert list(gaps) == ["status", "chance", "baseline", "reason", "id_ood", "edge",
+                          "retention", "horizon", "extra"]
     assert gaps["horizon"] is None and gaps["extra"]["test_ood_accuracy"]["value"] == 0.75
     # recomputable from the samples file alone
     samples = read_samples(cfg.output_dir / task["samples_file"])
-    (again,) = task_reports(samples, build_buckets(spec.buckets, spec.roles), spec.gaps, seed=0)
+    (again,) = task_reports(samples, build_buckets(spec.buckets, spec.roles), spec.gaps, seed=0,
+                            metric=spec.scoring.metric)
     assert again.gaps.model_dump(mode="json") == gaps
 
     out = tmp_path / "board"

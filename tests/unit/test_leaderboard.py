@@ -135,7 +135,7 @@ def test_written_files(tmp_path: Path) -> None:
     # alpha's gap: the mean of its two tasks' gaps, (60 [40, 80] + 50 [30, 70]) / 2, with the
     # MOVER interval of that mean from results.json's own intervals (no samples needed)
     half = 100 * math.hypot(0.1, 0.1)
-    assert f"| 55.0 [{55 - half:.1f}, {55 + half:.1f}]* | 2/0/0 |" in md
+    assert f"| 55.0 [{55 - half:.1f}, {55 + half:.1f}]* | 2 | 2/0/0 |" in md
     assert "| model | template | 1 (ID) | 2 (ID) | 3 (OOD) | 4 (OOD) | all |" in md
     assert "| 80.0 (n=10) |" in md  # n in every cell
     back = load_leaderboard(out / "leaderboard.json")
@@ -191,7 +191,7 @@ def test_every_schema_field_is_documented() -> None:
     ("{not json", "not JSON"),
     ('{"hello": 1}', "not a genharness results.json"),
     ('{"schema_version": 99, "tasks": []}', "schema_version 99 is not supported"),
-    ('{"schema_version": 2, "tasks": [{}]}', "invalid results.json"),
+    ('{"schema_version": 3, "tasks": [{}]}', "invalid results.json"),
 ])
 def test_bad_input_is_one_line_naming_the_file(tmp_path: Path, content: str | None,
                                                message: str) -> None:

@@ -15,11 +15,12 @@ from tests.unit.test_leaderboard_fixtures import TaskSpecLite, make_results, wri
 
 def test_the_rule_sizes_each_role_and_names_what_the_data_cannot_give() -> None:
     p = plan_counts("t", [("ID", 1000)] * 3 + [("OOD", 1000)] * 2)
-    assert (p.limit, p.n_id, p.n_ood, p.short) == (47, 141, 94, None)  # ceil(93 / 2) per bucket
+    # 97 items per role (the farther end of the interval, at any accuracy): ceil(97 / 2) per bucket
+    assert (p.limit, p.n_id, p.n_ood, p.short) == (49, 147, 98, None)
     only_id = plan_counts("t", [("ID", 1000)])
-    assert (only_id.limit, only_id.n_ood, only_id.short) == (93, 0, None)
+    assert (only_id.limit, only_id.n_ood, only_id.short) == (97, 0, None)
     only_ood = plan_counts("t", [("OOD", 1000)] * 2)  # the role not evaluated is not asked for
-    assert (only_ood.limit, only_ood.n_id, only_ood.half_id, only_ood.short) == (47, 0, 0.0, None)
+    assert (only_ood.limit, only_ood.n_id, only_ood.half_id, only_ood.short) == (49, 0, 0.0, None)
     scarce = plan_counts("t", [("ID", 10), ("OOD", 1000)])
     assert scarce.short is not None and "10 items in its smallest bucket" in scarce.short
 
@@ -33,8 +34,8 @@ def test_evaluated_buckets_from_conditions() -> None:
 def test_math_sgr_is_planned_on_the_levels_it_runs(shared_data: Path) -> None:
     [sgr] = plan_tasks(["easy2hard/math_sgr"])
     [math] = plan_tasks(["easy2hard/math"])
-    assert (sgr.n_id, sgr.n_ood, sgr.short) == (0, 94, None) and sgr.limit == 47
-    assert math.n_id > 0 and math.n_ood == 94  # the same buckets, every one evaluated
+    assert (sgr.n_id, sgr.n_ood, sgr.short) == (0, 98, None) and sgr.limit == 49
+    assert math.n_id > 0 and math.n_ood == 98  # the same buckets, every one evaluated
 
 
 @pytest.mark.parametrize("evaluate", [[4.0, 5.0], None])

@@ -51,8 +51,13 @@ def test_a_clean_five_seed_contrast_is_reproduced_and_one_seed_is_not() -> None:
     # edge success 5 of 5 vs 0 of 5: MOVER on exact limits, lower end 1 - hypot(1 - l, u)
     # with l = 0.025 ** (1 / 5) (exact lower limit at 5/5) and u = 1 - l
     low = 1 - math.hypot(1 - 0.025 ** 0.2, 1 - 0.025 ** 0.2)
-    assert f"| 100 [{100 * low:.0f}, 100] pts | reproduced |" in row
+    assert f"| 100 [{100 * low:.0f}, 100] pts | reproduced (first OOD step only) |" in row
     assert "copy_unique rope: 5 of 5" in row and "copy_repeat rope: 0 of 5" in row
+    # a family that never fits the ID range makes no generalization contrast (issue 33)
+    unfit = {**five, ("reference_copy_repeat", "rope"): [
+        (0, {**_seed(0.02, 0.0)[1], "all ID": 0.5}, 1.0)] * 5}
+    [_, _, row_unfit] = mod.contrast_lines(unfit, roles)
+    assert "not a generalization contrast" in row_unfit and "0 of 5)" in row_unfit
     one = {k: v[:1] for k, v in five.items()}
     [_, _, row1] = mod.contrast_lines(one, roles)
     assert row1.endswith("| not reproduced (interval includes 0) |")
