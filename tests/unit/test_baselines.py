@@ -220,3 +220,30 @@ def test_a_run_with_the_control_records_the_split_and_rescoring_recomputes_it(
     again = rescored(tmp_path / "run")
     assert [x.model_dump(mode="json") for x in again.tasks[0].shift] == task["shift"]
     assert "--matched-control" in json.dumps(data["run"]) or data["run"]["matched_control"]
+
+
+def test_a_task_file_can_ask_for_the_control_and_validate_refuses_it_without_exemplars(
+        tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = tmp_path / "tasks" / "mine"
+    folder.mkdir(parents=True)
+    base = (Path(__file__).resolve().parents[2] / "tasks" / "lengthgen")
+    (folder / "copy_matched.yaml").write_text(
+        f"include: {base / 'copy.yaml'}\nname: copy_matched\nsuites: [mine]\n"
+        "fewshot: {k: 2, matched_control: true}\n")
+    (folder / "zero_matched.yaml").write_text(
+        f"include: {base / 'copy.yaml'}\nname: zero_matched\nsuites: [mine]\n"
+        "fewshot: {k: 0, matched_control: true}\n")
+    index = TaskIndex.build([tmp_path / "tasks"])
+    [ref] = index.resolve(["mine/copy_matched"])
+    cfg = RunConfig(model="scripted", tasks=[ref.address], limit_per_bucket=3, use_cache=False,
+                    include_paths=[tmp_path / "tasks"], output_dir=tmp_path / "run")
+    evaluate(cfg, model=ScriptedLM("x"))
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert [t["condition"] for t in data["tasks"][0]["templates"]] == ["", MATCHED]
+    r = subprocess.run([sys.executable, "-m", "harness", "tasks", "validate",
+                        str(folder / "zero_matched.yaml")], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "fewshot.matched_control: needs exemplars" in r.stdout + r.stderr

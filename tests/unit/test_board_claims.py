@@ -111,3 +111,22 @@ def test_headline_gap_covers_the_tasks_measured_for_every_entry_of_its_group(nam
             if gaps:
                 assert e.gap is not None
                 assert math.isclose(e.gap, math.fsum(gaps) / len(gaps), abs_tol=1e-9)
+
+
+@pytest.mark.parametrize("name", [n for n in CURRENT if n == "offline-small"])
+def test_every_task_with_exemplars_shows_difficulty_plus_shift_adding_up_to_its_gap(
+        name: str) -> None:
+    board = load_leaderboard(BOARDS / name / "leaderboard.json")
+    split = 0
+    for t in board.tasks:
+        for r in t.rows:
+            if not r.exemplars or r.gap is None:
+                assert r.difficulty is None and r.shift is None
+                continue
+            assert r.difficulty is not None and r.shift is not None, (r.entry, t.task)
+            assert math.isclose(r.difficulty.value + r.shift.value, r.gap, abs_tol=1e-9)
+            assert r.difficulty.ci_low < r.difficulty.ci_high
+            assert r.shift.ci_low <= r.shift.value <= r.shift.ci_high
+            assert r.shift.ci_low < r.shift.ci_high
+            split += 1
+    assert split > 0
