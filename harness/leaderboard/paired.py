@@ -1,6 +1,8 @@
 """Comparison of two runs: ``harness compare A B`` (results.json files).
 
-Samples are matched by (task, template, condition, item id). When every matched sample has the
+Samples are matched by (task, template, condition, item id); the answers of the matched-exemplar
+control (condition ``matched``, ``gaps/shift``) are left out, as the board's scores leave them out.
+When every matched sample has the
 same bucket, prompt and target in both runs (the same tasks, seed, templates and few-shot draws),
 the runs are **paired**: for each task, each bucket, and all tasks together, ``acc(B) − acc(A)``
 gets the paired score interval of ``harness.scoring.intervals.paired_diff_interval`` (items are
@@ -33,6 +35,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.errors import HarnessError
+from harness.gaps.shift import MATCHED
 from harness.leaderboard.collect import suite_of
 from harness.leaderboard.inputs import load_results, open_samples, samples_sha256
 from harness.leaderboard.paths import samples_problem
@@ -216,8 +219,9 @@ def _samples(results_path: Path, res: Results, task: str) -> list[SampleRecord]:
         if t.samples_sha256 is not None and samples_sha256(src) != t.samples_sha256:
             raise HarnessError(f"{src}: differs from samples_sha256 in {results_path}: the "
                                "samples file was changed after the run")
-        with open_samples(src) as f:
-            return [SampleRecord.model_validate_json(line) for line in f if line.strip()]
+        with open_samples(src) as f:  # the matched-exemplar control is not the task's answer
+            return [r for line in f if line.strip()
+                    if (r := SampleRecord.model_validate_json(line)).condition != MATCHED]
     except (OSError, ValueError, ValidationError) as e:
         raise HarnessError(f"{path}: cannot read samples: {str(e).splitlines()[0]}") from None
 
