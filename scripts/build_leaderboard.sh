@@ -8,13 +8,17 @@
 #   bash scripts/build_leaderboard.sh --reuse              # keep finished runs, only run what is missing
 #   bash scripts/build_leaderboard.sh --limit 3 --models "hf:smollm2-135m" --name try --runs /tmp/try
 #   bash scripts/build_leaderboard.sh --retime --models "hf:smollm2-135m"   # time what costs.json lacks
+#   bash scripts/build_leaderboard.sh --replay leaderboards/offline-small   # reuse a board's answers
 #
 # Options: --limit N (every task at N items per bucket instead of the plan: a smoke test; the
 # board then states its shortfall), --target H and --min-per-bucket M (the plan's target),
 # --seed S (default 0), --name NAME (folder under leaderboards/, default offline-small), --models
 # "M1 M2", --suites "S1 S2", --runs DIR (default runs/leaderboard), --reuse, --no-build,
 # --retime (only time the tasks harness/leaderboard/costs.json has no measurement of, one
-# `--no-cache` eval per task under RUNS/retime/, each added as it finishes; then stop).
+# `--no-cache` eval per task under RUNS/retime/, each added as it finishes; then stop), --replay
+# DIR (repeatable: every run under DIR of the same model answers the prompts it holds, so a board
+# grown by a condition or a few items per bucket asks the model only for what is new; a task
+# answered partly this way is not timed).
 # Needs `bash scripts/setup.sh --board` (llama-cpp-python and Gemma-3-270M besides the default set-up).
 # Each eval runs on one thread (THREADS=1; OMP_NUM_THREADS), and the CPU seconds it measured per
 # task go into harness/leaderboard/costs.json (COSTS=FILE: another table), the table `harness
@@ -34,6 +38,7 @@ RUNS=runs/leaderboard
 REUSE=0
 BUILD=1
 RETIME=0
+REPLAY_DIRS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --limit) LIMIT=$2; shift 2 ;;
@@ -47,7 +52,8 @@ while [ $# -gt 0 ]; do
     --reuse) REUSE=1; shift ;;
     --no-build) BUILD=0; shift ;;
     --retime) RETIME=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --replay) REPLAY_DIRS+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "build_leaderboard.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -116,9 +122,17 @@ for model in $MODELS; do
     echo "== $model: $(echo "$tasks" | tr ',' ' ' | wc -w) tasks at limit $limit (seed $SEED) -> $out"
     t0=$(date +%s)
     lim=(--limit-per-bucket "$limit"); [ "$limit" = all ] && lim=()
+    replay=()  # the runs of this model under the --replay folders
+    for d in "${REPLAY_DIRS[@]}"; do
+      while IFS= read -r r; do replay+=(--replay "$r"); done < <(.venv/bin/python -c '
+import json, sys, pathlib
+for p in sorted(pathlib.Path(sys.argv[1]).rglob("results.json")):
+    if json.loads(p.read_text()).get("run", {}).get("model") == sys.argv[2]:
+        print(p.parent)' "$d" "$model")
+    done
     rm -rf "$out"; mkdir -p "$RUNS/$slug"
     nice -n 10 "$H" eval --model "$model" "${margs[@]}" --tasks "$tasks" "${lim[@]}" \
-      --seed "$SEED" --matched-control --output-dir "$out" > "$out.log" 2>&1 || {
+      --seed "$SEED" --matched-control "${replay[@]}" --output-dir "$out" > "$out.log" 2>&1 || {
         echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
     echo "   done in $(( $(date +%s) - t0 )) s"
     [ -n "$LIMIT" ] || "$H" leaderboard costs "$out" --out "$COSTS"
