@@ -187,6 +187,9 @@ def eval_command(
     if results.cache:
         typer.echo(f"response cache: {results.cache.hits} answered from {results.cache.path}, "
                    f"{results.cache.misses} sent to the model", err=True)
+    if results.replay is not None:
+        typer.echo(f"--replay: {results.replay.answered} answered from "
+                   f"{len(results.replay.sources)} earlier run(s)", err=True)
     typer.echo(f"wrote {output_dir / 'results.json'} and {output_dir / 'samples'}/")
     if results.failed:
         n = len(results.failed) + len(results.tasks)

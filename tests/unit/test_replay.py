@@ -1,0 +1,80 @@
+"""``harness eval --replay RUN_DIR``: answers a finished run of the same model holds are reused
+for the same requests; nothing else is (another model, another spec, a sampled request)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.config import RunConfig
+from harness.errors import HarnessError
+from harness.evaluation import evaluate
+from harness.lm import ModelIdentity, OnDone
+from harness.requests import GenerateRequest, GenerateResponse, LoglikelihoodRequest
+from harness.tasks.index import TaskIndex
+from harness.testing import ScriptedLM, oracle_model
+
+
+class Weighed(ScriptedLM):
+    """A scripted model with weights to hash (replay needs the weights' sha256), counting the
+    requests that reach it."""
+
+    def __init__(self, *args: Any, sha: str = "a" * 64, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.sha, self.asked = sha, 0
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(backend="scripted", name="w", weights_sha256=self.sha)
+
+    def generate(self, requests: Sequence[GenerateRequest],
+                 on_done: OnDone[GenerateResponse] | None = None) -> list[GenerateResponse]:
+        self.asked += len(requests)
+        return super().generate(requests, on_done)
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest],
+                      on_done: Any = None) -> Any:
+        self.asked += len(requests)
+        return super().loglikelihood(requests, on_done)
+
+
+def _run(tmp: Path, name: str, tasks: list[str], model: Weighed, **kw: Any) -> dict[str, Any]:
+    cfg = RunConfig(model="scripted:w", tasks=tasks, seed=2, limit_per_bucket=3,
+                    use_cache=False, output_dir=tmp / name, **kw)
+    evaluate(cfg, model=model)
+    data: dict[str, Any] = json.loads((tmp / name / "results.json").read_text())
+    return data
+
+
+@pytest.mark.parametrize("task", ["lengthgen/copy", "instructdiv/first_alphabetically"])
+def test_a_replayed_run_asks_the_model_only_for_what_is_new(tmp_path: Path, task: str,
+                                                            shared_data: Path) -> None:
+    index = TaskIndex.build([])
+    [ref] = index.resolve([task])
+    probe = RunConfig(model="scripted:w", tasks=[task], seed=2, limit_per_bucket=3,
+                      output_dir=tmp_path / "probe")
+    oracle = oracle_model(index.spec(ref), ref, probe)
+    first = _run(tmp_path, "a", [task], Weighed(oracle._answer, oracle._score))
+    again = Weighed("wrong", lambda c, x: 0.0)  # answers differently: replayed answers show
+    second = _run(tmp_path, "b", [task], again, replay=[tmp_path / "a"])
+    assert again.asked == 0 and second["replay"]["answered"] > 0
+    assert second["tasks"][0]["templates"] == first["tasks"][0]["templates"]
+    assert "replay" not in second["run"]  # the folders a run read are not recorded
+
+
+def test_only_new_prompts_reach_the_model_and_other_models_are_refused(tmp_path: Path) -> None:
+    first = _run(tmp_path, "a", ["lengthgen/copy"], Weighed("x"))
+    grown = Weighed("x")
+    second = _run(tmp_path, "b", ["lengthgen/copy"], grown, replay=[tmp_path / "a"],
+                  matched_control=True)
+    n_base = first["tasks"][0]["templates"][0]["n"]
+    assert second["replay"]["answered"] == n_base and grown.asked == 3 * 3  # matched OOD only
+    with pytest.raises(HarnessError, match="its model is not this run's model"):
+        _run(tmp_path, "c", ["lengthgen/copy"], Weighed("x", sha="b" * 64),
+             replay=[tmp_path / "a"])
+    with pytest.raises(HarnessError, match="cannot read results.json"):
+        _run(tmp_path, "d", ["lengthgen/copy"], Weighed("x"), replay=[tmp_path / "nowhere"])
