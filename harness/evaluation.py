@@ -22,6 +22,7 @@ from harness.config import RunConfig
 from harness.errors import HarnessError, Interrupted
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line
 from harness.lm import LM
+from harness.models.answer_bounds import BoundedLM
 from harness.models.cache import CachedLM, CacheStats, ResponseCache
 from harness.plugin_use import used_plugins
 from harness.plugins import one_line
@@ -180,9 +181,10 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     cached = None
     replay: ReplayLM | None = None
     try:
+        bounded = BoundedLM(base)  # an answer longer than its request allows is cut, uncached
         if cfg.use_cache and owned:  # a model object passed in is the caller's to cache (or not)
-            cached = CachedLM(base, ResponseCache(cfg.cache_dir or responses_dir()))
-        front: LM = cached or base
+            cached = CachedLM(bounded, ResponseCache(cfg.cache_dir or responses_dir()))
+        front: LM = cached or bounded
         if cfg.replay:  # answers earlier runs of this model hold (never cached here)
             table = ReplayTable.load(cfg.replay, identity,
                                      {ref.address: spec_hash(spec) for ref, spec in specs})

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from harness import plugins
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ItemError
 from harness.filelock import os_reason
 from harness.generators.registry import CountTokens, get_generator, run_generator
 from harness.seeding import derive_seed
@@ -151,24 +151,28 @@ class GeneratedItems(Sequence[Instance]):
         params = self._src.params
         if self._grid:  # the j-th cell of the second axis: every cell gets an equal share
             params = {**params, **self._grid[j % len(self._grid)]}
+        item = f"{self._prefix}{b.label}/{j}"
+        where = f"{self._task}: generator {self._src.name!r}"
         try:
             rec = run_generator(self._gen, s, value, params, self._count_tokens)
         except (TypeError, ValueError, LookupError, ArithmeticError, AttributeError, RecursionError,
-                MemoryError) as e:
+                MemoryError, RuntimeError, AssertionError) as e:
             # bad params (TypeError, ValueError) speak for themselves; a crash keeps its type
             what = (_one(str(e)) if isinstance(e, (TypeError, ValueError)) and str(e)
                     else plugins.one_line(e))
-            raise HarnessError(f"{self._task}: generator {self._src.name!r}: "
-                               f"{what}{_data_hint(e, params)}") from None
+            raise ItemError(f"{where}: {what}{_data_hint(e, params)}", item, b.label) from e
         except OSError as e:  # e.g. a data file whose name is too long for the system
             what = (f"cannot read {shown(e.filename)}: {os_reason(e)}" if e.filename
                     else plugins.one_line(e))
-            raise HarnessError(f"{self._task}: generator {self._src.name!r}: {what}") from None
+            raise ItemError(f"{where}: {what}", item, b.label) from e
         except HarnessError as e:  # e.g. a data file neither in the mirror nor downloadable
-            raise HarnessError(f"{self._task}: generator {self._src.name!r}: {_one(str(e))}"
-                               f"{_data_hint(e, params)}") from None
+            raise ItemError(f"{where}: {_one(str(e))}{_data_hint(e, params)}", item,
+                            b.label) from e
+        if not isinstance(rec, dict):
+            raise ItemError(f"{where}: returned {type(rec).__name__}, not a dict of fields",
+                            item, b.label)
         rec.setdefault(self._spec.fields.difficulty, value)
-        return Instance(f"{self._prefix}{b.label}/{j}", rec, float(value), b)
+        return Instance(item, rec, float(value), b)
 
 
 def _one(text: str) -> str:
