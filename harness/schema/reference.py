@@ -69,7 +69,11 @@ fewshot:
   k: 4                        # a mapping merges key by key: fewshot.shared etc. are kept
 ```
 
-An `include:` path is relative to the file that names it.
+An `include:` path is relative to the file that names it. A problem in a key that an included
+file gives is shown at that file's path and line, naming the file that includes it
+(`moves.yaml:36: fewshots: unknown key (did you mean 'fewshot'?) (included by
+moves_stepwise.yaml)`); every problem of a file is shown in one pass (a misspelt key does not
+hide a template variable that the generator does not make).
 
 ## Building blocks
 

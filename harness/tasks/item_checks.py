@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from harness.errors import HarnessError, TaskSpecError
+from harness.errors import HarnessError, TaskSpecError, did_you_mean
 from harness.generators.registry import WORK_BUDGET, GeneratorInfo, estimate_work
 from harness.spec.patterns import check_pattern
 from harness.spec.task import GeneratorSource, TaskSpec
@@ -66,13 +66,27 @@ def check_numbers(spec: TaskSpec, path: Path | str) -> None:
 def check_generator(spec: TaskSpec, gen: GeneratorInfo, path: Path | str) -> None:
     """A generator source's sizes, parameters, work per item, template variables and few-shot
     pool."""
-    if isinstance(spec.source, GeneratorSource):
-        _check_sizes(spec, spec.source, path)
-        _check_params(spec.source, gen.fn, gen.needs_tokenizer, path)
-        check_work(spec, spec.source, gen, path)
-        if gen.fields and "path" not in inspect.signature(gen.fn).parameters:
-            _check_variables(spec, set(gen.fields), spec.source.name, path)
-        check_pool(spec, path)
+    if not isinstance(spec.source, GeneratorSource):
+        return
+    problems: list[str] = []  # every problem, not the first: the checks do not depend on
+
+    def passed(check: Callable[..., None], *args: Any) -> bool:  # each other (but work)
+        try:
+            check(*args)
+        except TaskSpecError as e:
+            problems.extend(str(e).splitlines())
+            return False
+        return True
+
+    src = spec.source
+    sized = passed(_check_sizes, spec, src, path)
+    if passed(_check_params, src, gen.fn, gen.needs_tokenizer, path) and sized:
+        passed(check_work, spec, src, gen, path)  # (estimates need parameters that fit)
+    if gen.fields and "path" not in inspect.signature(gen.fn).parameters:
+        passed(_check_variables, spec, set(gen.fields), src.name, path)
+    passed(check_pool, spec, path)
+    if problems:
+        raise TaskSpecError("\n".join(problems))
 
 
 _WORK_CHECKS = 20_000  # (bucket, grid point) pairs whose work is estimated, at most
@@ -253,15 +267,19 @@ def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | st
     from harness.templates import template_variables
 
     fields = fields | {spec.fields.difficulty}
+    problems = []
     for i, t in enumerate(spec.templates):
         for key, src in (("prompt", t.prompt), ("target", t.target)):
             if src is None:
                 continue
             unknown = sorted(template_variables(src) - fields)
             if unknown:
-                raise TaskSpecError(
+                close = did_you_mean(unknown[0], fields)
+                problems.append(
                     f"{path}: templates.{i}.{key}: {_flat(repr(unknown[0]))} is not a field of "
-                    f"generator {gen!r} (fields: {', '.join(sorted(fields))})")
+                    f"generator {gen!r}{close} (fields: {', '.join(sorted(fields))})")
+    if problems:
+        raise TaskSpecError("\n".join(problems))
     needed = output_type(spec).fields_read(spec)  # e.g. output.choices_field, fields.target
     if any(t.target is None for t in spec.templates):
         needed.setdefault("fields.target", spec.fields.target)
