@@ -135,8 +135,42 @@ def spec_yaml(spec: TaskSpec, task_file: Path | None = None) -> str:
     data = _whole_numbers(spec.model_dump(mode="json"))
     if templates_expanded(spec, task_file):
         data["templates_from"] = None
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=2**31 - 1,
-                          default_flow_style=None)  # lists of scalars on one line
+    return yaml.dump(data, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
+                     width=2**31 - 1)
+
+
+def _multiline(v: object) -> bool:
+    """A text of several lines with more than whitespace (written as a ``|`` block)."""
+    return isinstance(v, str) and "\n" in v and bool(v.strip())
+
+
+def _dumper() -> type:
+    """A safe YAML dumper that writes as a task author would: a text of several lines as a
+    literal ``|`` block, a text of only line breaks quoted with escapes (``"\\n"``), and a
+    mapping or list of plain scalars on one line."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(d: yaml.SafeDumper, v: str) -> yaml.Node:
+        style = "|" if _multiline(v) else '"' if v and not v.strip() else None
+        return d.represent_scalar("tag:yaml.org,2002:str", v, style=style)
+
+    def flat(values: list[Any]) -> bool:
+        return not any(isinstance(v, (dict, list)) or _multiline(v) for v in values)
+
+    def mapping(d: yaml.SafeDumper, v: dict[Any, Any]) -> yaml.Node:
+        return d.represent_mapping("tag:yaml.org,2002:map", v.items(),
+                                   flow_style=flat(list(v.values())))
+
+    def sequence(d: yaml.SafeDumper, v: list[Any]) -> yaml.Node:
+        return d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=flat(v))
+
+    Dumper.add_representer(str, text)
+    Dumper.add_representer(dict, mapping)
+    Dumper.add_representer(list, sequence)
+    return Dumper
 
 
 def _whole_numbers(node: Any) -> Any:
