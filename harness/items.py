@@ -98,9 +98,11 @@ class GeneratedItems(Sequence[Instance]):
     def __init__(
         self, spec: TaskSpec, task: str, src: GeneratorSource, buckets: Sequence[Bucket],
         seed: int, per_bucket: int, stream: str, count_tokens: CountTokens | None = None,
+        seed_task: str | None = None,
     ) -> None:
         self._gen = get_generator(src.name)
         self._spec, self._task, self._src, self._seed = spec, task, src, seed
+        self._seed_task = seed_task or task  # whose items (``items_address``)
         self._stream, self._count_tokens = stream, count_tokens
         self._prefix = FEWSHOT_ID_PREFIX if stream == "fewshot" else ""  # of every item id
         self.buckets = list(buckets)  # the buckets the items fall in, in item order
@@ -147,7 +149,7 @@ class GeneratedItems(Sequence[Instance]):
     def _make(self, pos: int, j: int) -> Instance:
         b, values = self.buckets[pos], self._values[pos]
         value = values[j % len(values)]
-        s = derive_seed(self._seed, self._src.seed, self._task, self._stream, b.label, j)
+        s = derive_seed(self._seed, self._src.seed, self._seed_task, self._stream, b.label, j)
         params = self._src.params
         if self._grid:  # the j-th cell of the second axis: every cell gets an equal share
             params = {**params, **self._grid[j % len(self._grid)]}
@@ -230,6 +232,12 @@ def _limit(items: list[Instance], limit: int | None, seed: int, task: str) -> li
     return [it for it in items if it.id in keep]
 
 
+def items_address(spec: TaskSpec, task: str) -> str:
+    """The address whose items (and exemplar draws) the task ``task`` evaluates: its own, or
+    the task its ``items_from`` names."""
+    return spec.items_from or task
+
+
 def labels(values: Sequence[str | float] | None) -> set[str] | None:
     """Bucket labels as written in a task file (numbers or strings) → label strings."""
     if values is None:
@@ -283,6 +291,7 @@ def build_instances(
     ``matched_control``: the pool also holds exemplars of every other bucket, made separately so
     the ID pool stays the same item for item)."""
     src, pool_src = spec.source, spec.fewshot.source or spec.source
+    of = items_address(spec, task)
     records = None if isinstance(src, GeneratorSource) else read_source(src, base_dir)
     buckets = _buckets(spec, task, records)
     in_pool = pool_buckets(spec, buckets)
@@ -292,22 +301,22 @@ def build_instances(
     if isinstance(src, GeneratorSource):
         n = min(src.per_bucket, limit_per_bucket) if limit_per_bucket else src.per_bucket
         items: Sequence[Instance] = GeneratedItems(spec, task, src, buckets, seed, n, "eval",
-                                                   count_tokens)
+                                                   count_tokens, of)
         dropped = 0
     else:
         assert records is not None
         all_items, dropped = _from_records(spec, task, records, buckets)
-        items = _limit(all_items, limit_per_bucket, seed, task)
+        items = _limit(all_items, limit_per_bucket, seed, of)
         if pool_src is src:
             pool = all_items
     if _needs_pool(spec):
         if isinstance(pool_src, GeneratorSource):
             per = -(-spec.fewshot.pool_size // len(in_pool))
             pool = list(GeneratedItems(spec, task, pool_src, in_pool, seed, per, "fewshot",
-                                       count_tokens))
+                                       count_tokens, of))
             if others:  # same stream and size: item j of a bucket is the same in either list
                 pool += GeneratedItems(spec, task, pool_src, others, seed, per, "fewshot",
-                                       count_tokens)
+                                       count_tokens, of)
         elif pool_src is not src:
             pool, _ = _from_records(spec, task, read_source(pool_src, base_dir), buckets)
             pool = [Instance(f"{FEWSHOT_ID_PREFIX}{p.id}", p.record, p.difficulty, p.bucket)

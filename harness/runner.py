@@ -18,7 +18,7 @@ from harness.analyses.registry import run_analyses
 from harness.config import RunConfig
 from harness.errors import HarnessError, ItemError, did_you_mean
 from harness.gaps.shift import MATCHED
-from harness.items import InstanceSet, build_instances, labels, select_fewshot
+from harness.items import InstanceSet, build_instances, items_address, labels, select_fewshot
 from harness.lm import LM
 from harness.outputs import output_type
 from harness.outputs.prompts import build_prompt, build_turns, target_text
@@ -111,7 +111,8 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
             if evaluated is not None and item.bucket.label not in evaluated:
                 continue
             allowed = {item.bucket.label} if cond.matched else labels(cond.pool)
-            shots = select_fewshot(item, inst.pool, k, cfg.seed, task, allowed, cond.id, shared)
+            shots = select_fewshot(item, inst.pool, k, cfg.seed, items_address(spec, task),
+                                   allowed, cond.id, shared)
             if cfg.apply_chat_template:
                 prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
             else:

@@ -204,7 +204,7 @@ def sample(
     """Print rendered prompts and targets exactly as the model would see them (the items that
     harness eval --seed SEED runs)."""
     _restrict(restrict_paths)
-    from harness.items import build_instances, select_fewshot
+    from harness.items import build_instances, items_address, select_fewshot
     from harness.outputs.prompts import build_prompt, target_text
 
     if traceback:
@@ -223,7 +223,7 @@ def sample(
             raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} "
                                f"(buckets: {', '.join(labels)})")
         for it in pick_items(inst, bucket, item, n, ref.address):
-            shots = select_fewshot(it, inst.pool, k, seed, ref.address,
+            shots = select_fewshot(it, inst.pool, k, seed, items_address(spec, ref.address),
                                    shared=spec.fewshot.shared)
             typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
                        f"{spec.difficulty_name}={it.difficulty:g}")
