@@ -34,10 +34,11 @@ from harness.requests import (
 from harness.results import TaskResult, read_samples
 from harness.runner import prepare
 from harness.spec.chat import ChatTurn
-from harness.spec.task import TaskSpec
+from harness.spec.task import GeneratorSource, TaskSpec
 from harness.tasks.index import TaskIndex
 from harness.tasks.providers import from_plugin
 from harness.tasks.refs import TaskRef
+from harness.templates import template_variables
 
 __all__ = ["ScriptedLM", "TaskCheck", "check_task_package", "oracle_model", "scripted_backend"]
 
@@ -186,9 +187,6 @@ def check_task_package(package: str | Path, *, model: LM | None = None, limit_pe
 def _check_items(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> None:
     """A generator source's items: the same twice (deterministic in ``rng`` alone), and each
     with every field the templates and the output type read."""
-    from harness.spec.task import GeneratorSource
-    from harness.templates import template_variables
-
     if not isinstance(spec.source, GeneratorSource):
         return
     name = spec.source.name

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.errors import TaskSpecError
-from harness.generators.registry import generator
+from harness.generators.registry import GENERATORS, generator
 from harness.requests import GenerateRequest, LoglikelihoodRequest
 from harness.testing import ScriptedLM, check_task_package, scripted_backend
+from tests.helpers import forget
 from tests.plugins.fakedist import task_yaml
 
 MC_TASK = """\
@@ -86,13 +88,11 @@ def test_check_task_package_reports_invalid_tasks(tmp_path: Path) -> None:
 _DRAWS = iter(range(10**6))
 
 
-@generator("t37_clock", difficulty="length", fields=("text", "target"))
 def _clock(rng: random.Random, difficulty: int) -> dict[str, str]:
     n = next(_DRAWS)  # state outside rng: a new item every time it is asked for
     return {"text": f"{difficulty} {n}", "target": str(n)}
 
 
-@generator("t37_gappy", difficulty="length", fields=("text", "target"))
 def _gappy(rng: random.Random, difficulty: int) -> dict[str, str]:
     item = {"text": "ab"[:difficulty], "target": "x"}
     if difficulty > 2:
@@ -100,6 +100,15 @@ def _gappy(rng: random.Random, difficulty: int) -> dict[str, str]:
     return item
 
 
+@pytest.fixture
+def _generators() -> Iterator[None]:
+    for name, fn in (("t37_clock", _clock), ("t37_gappy", _gappy)):
+        generator(name, difficulty="length", fields=("text", "target"))(fn)
+    yield
+    forget(GENERATORS, "t37_clock", "t37_gappy")
+
+
+@pytest.mark.usefixtures("_generators")
 @pytest.mark.parametrize(("name", "needle"), [
     ("t37_clock", "generator 't37_clock' made item 2/0 differently twice"),
     ("t37_gappy", "generator 't37_gappy' made item 3/0 without the field 'text' that template "

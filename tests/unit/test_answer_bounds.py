@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.answers.extract import extractor
-from harness.answers.metrics import metric
+from harness.answers.extract import EXTRACTORS, extractor
+from harness.answers.metrics import METRICS, metric
 from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.evaluation import evaluate
@@ -23,7 +23,7 @@ from harness.requests import GenerateRequest, GenerateResponse
 from harness.testing import ScriptedLM
 from tests.fixtures import fault_server as toy
 from tests.fixtures.fault_server import FaultServer
-from tests.helpers import run_harness
+from tests.helpers import forget, run_harness
 
 pytest.importorskip("httpx")
 
@@ -101,19 +101,27 @@ def test_bounded_lm_cuts_reports_and_refuses_what_is_not_text() -> None:
         BoundedLM(Broken()).generate([GenerateRequest("p", 4)])
 
 
-@metric("t37_says_yes")
 def _says_yes(extracted: str, target: str) -> float:
     return "yes"  # type: ignore[return-value]
 
 
-@metric("t37_nan")
 def _nan(extracted: str, target: str) -> float:
     return float("nan")
 
 
-@extractor("t37_none")
 def _none(text: str, pattern: str | None) -> str:
     return None  # type: ignore[return-value]
+
+
+@pytest.fixture
+def _blocks() -> Iterator[None]:
+    """Test metrics and an extractor, registered for one test only."""
+    metric("t37_says_yes")(_says_yes)
+    metric("t37_nan")(_nan)
+    extractor("t37_none")(_none)
+    yield
+    forget(METRICS, "t37_says_yes", "t37_nan")
+    forget(EXTRACTORS, "t37_none")
 
 
 TASK = """\
@@ -135,6 +143,7 @@ scoring: {metric: %s, extract: {kind: %s}}
     ("exact_match", "t37_none", "extractor 't37_none' (code:tests.unit.test_answer_bounds) "
                                 "returned None (NoneType), not text"),
 ])
+@pytest.mark.usefixtures("_blocks")
 def test_a_metric_or_extractor_that_returns_no_score_is_one_line(
         tmp_path: Path, metric_name: str, kind: str, needle: str) -> None:
     folder = tmp_path / "tasks" / "mine"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,11 @@ from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.evaluation import evaluate
-from harness.generators.registry import generator
+from harness.generators.registry import GENERATORS, generator
 from harness.testing import ScriptedLM
+from tests.helpers import forget
 
 
-@generator("t37_knight", difficulty="size", fields=("text", "target"))
 def knight(rng: random.Random, difficulty: int) -> dict[str, Any]:
     """A knight's move from a random square; a bug when the square is on the edge of a big
     board (some items of the largest bucket only)."""
@@ -40,6 +41,13 @@ roles: {id_max: 3}
 templates: [{id: io, prompt: "Move from {{ text }}:"}]
 output: {type: generate, max_tokens: 5}
 """
+
+
+@pytest.fixture(autouse=True)
+def _knight() -> Iterator[None]:
+    generator("t37_knight", difficulty="size", fields=("text", "target"))(knight)
+    yield
+    forget(GENERATORS, "t37_knight")
 
 
 def _task(tmp_path: Path) -> Path:
