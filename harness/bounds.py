@@ -7,7 +7,7 @@
   that call returns.
 - ``read_regular``: the bytes of a regular file, at most a given size: a device (``/dev/zero``),
   a FIFO or a folder is refused before anything is read, and opening never blocks;
-  ``read_utf8``: the same, as UTF-8 text.
+  ``read_utf8``: the same, as UTF-8 text; ``check_regular``: the same checks, nothing read.
 """
 
 from __future__ import annotations
@@ -66,6 +66,21 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def check_regular(path: Path | str, limit: int) -> int:
+    """The size of the regular file ``path`` when it is at most ``limit`` bytes, without
+    reading it; ``ValueError`` and ``OSError`` as ``read_regular`` gives them."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"is {_kind(st.st_mode)}, not a regular file")
+    if st.st_size > limit:
+        raise ValueError(f"is larger than {limit:,} bytes")
+    return st.st_size
 
 
 def read_regular(path: Path | str, limit: int) -> bytes:

@@ -26,6 +26,52 @@ class ModelLoadError(HarnessError):
     """A model could not be found or loaded (message names what was tried)."""
 
 
+class ItemError(HarnessError):
+    """Code a task runs (its generator, extractor or metric) failed on one item: the message,
+    and where (``item``: the item id, ``bucket``: its label, ``template``: the template id when
+    a prompt was made); ``located`` adds the task and run seed and the command that makes the
+    item again. The exception that was raised is its ``__cause__`` (shown with
+    ``GENHARNESS_TRACEBACK=1``)."""
+
+    def __init__(self, message: str, item: str, bucket: str, template: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.item, self.bucket, self.template = message, item, bucket, template
+
+    def located(self, task: str, seed: int) -> str:
+        """The message with task, template, bucket, item and seed, and ``harness tasks sample``
+        with the options that make this item again, on one line."""
+        index = self.item.rpartition("/")[2] if self.item.startswith(f"{self.bucket}/") \
+            else self.item
+        tpl = f"template {self.template}, " if self.template else ""
+        cmd = (f"harness tasks sample {task} --bucket {self.bucket} --item {index} --seed {seed}"
+               + (f" --template {self.template}" if self.template else ""))
+        named = "" if self.message.startswith(f"{task}: ") else f"task {task}, "
+        return (f"{self.message} ({named}{tpl}bucket {self.bucket}, item {index}, seed {seed}; "
+                f"again: {cmd}; its stack: {TRACEBACK_ENV}=1)")
+
+
+TRACEBACK_ENV = "GENHARNESS_TRACEBACK"  # set to 1: a plugin's failure prints its stack too
+
+
+def traceback_wanted() -> bool:
+    """Whether ``GENHARNESS_TRACEBACK`` (or ``--traceback``) asks for the stack of a failure."""
+    import os
+
+    return os.environ.get(TRACEBACK_ENV, "").strip() not in ("", "0")
+
+
+def print_stack(e: BaseException) -> None:
+    """When asked for (``traceback_wanted``): the stack of what ``e`` was raised from (its
+    cause, or ``e`` itself), on stderr, after the one-line message."""
+    if not traceback_wanted():
+        return
+    import sys
+    import traceback
+
+    cause = e.__cause__ or e.__context__ or e
+    sys.stderr.write("".join(traceback.format_exception(cause)))
+
+
 class Interrupted(HarnessError):
     """Ctrl-C during a run (message: how far it got and that a rerun resumes; exit 130)."""
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 
 from harness.cache_paths import responses_dir
 from harness.config import RunConfig
-from harness.errors import HarnessError, Interrupted
+from harness.errors import HarnessError, Interrupted, print_stack
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line
 from harness.lm import LM
+from harness.models.answer_bounds import BoundedLM
 from harness.models.cache import CachedLM, CacheStats, ResponseCache
 from harness.plugin_use import used_plugins
 from harness.plugins import one_line
@@ -108,6 +109,7 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
         except OutputError:  # the folder's failure is the run's too
             raise
         except Exception as e:  # anything a task's generator, source or metric raises
+            raised: Exception = e
             progress.failed.append(failure(ref, e))
             if progress.clock:
                 progress.clock.task_failed(ref.address)
@@ -128,29 +130,62 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
             samples_path(cfg.output_dir, ref.address).unlink()
         if on_failure:
             on_failure(failure_line(progress.failed[-1]))
+            print_stack(raised)  # with GENHARNESS_TRACEBACK=1 (--traceback): for its author
     progress.current = None
+
+
+def _preflight(specs: list[tuple[TaskRef, TaskSpec]], progress: _Progress, keep_going: bool,
+               on_failure: Callable[[str], None] | None) -> list[tuple[TaskRef, TaskSpec]]:
+    """The tasks that pass ``check_task`` (record sources, one item per bucket of each
+    generator source); the others stop the run before the model loads (``HarnessError``: every
+    problem, one line each), or with ``keep_going`` are recorded as failed."""
+    from harness.tasks.item_checks import check_task
+
+    passed, problems = [], []
+    for ref, spec in specs:
+        try:
+            check_task(spec, ref.where if ref.spec is None else ref.address, ref.base_dir)
+        except HarnessError as e:
+            problems.extend(str(e).splitlines())
+            progress.failed.append(failure(ref, e))
+            if keep_going and on_failure:
+                on_failure(failure_line(progress.failed[-1]))
+                print_stack(e)
+        else:
+            passed.append((ref, spec))
+    if problems and (not keep_going or not passed):
+        n, total = len(progress.failed), len(specs)
+        what = f"{n} of {total} tasks failed" if total > 1 else "the task failed"
+        hint = "; fix them, or pass --keep-going to run the others" if n < total else ""
+        raise HarnessError("\n".join([*problems, f"{what} the checks that harness tasks validate "
+                                       f"makes, so no model was loaded and nothing ran{hint}"]))
+    return passed
 
 
 def evaluate(cfg: RunConfig, model: LM | None = None,
              on_progress: Callable[[str], None] | None = None,
              index: TaskIndex | None = None, reporter: Reporter | None = None, *,
              overwrite: bool = False, on_failure: Callable[[str], None] | None = None,
-             on_task: Callable[[TaskResult], None] | None = None) -> Results:
+             on_task: Callable[[TaskResult], None] | None = None,
+             keep_going: bool = False) -> Results:
     """Run ``cfg`` end to end; ``model`` overrides loading ``cfg.model`` (tests, plugins);
     ``index`` overrides the task index built from ``cfg.include_paths`` and installed plugins;
     ``reporter`` receives live progress of model calls; ``overwrite`` lets the run replace
     another run's results in ``cfg.output_dir``; ``on_failure`` gets the one-line report of
     each task that fails (``Results.failed`` lists them), ``on_task`` each finished task's
-    results entry as soon as it is finished."""
+    results entry as soon as it is finished. Every task is checked as ``harness tasks validate``
+    checks it before the model loads; a task that fails its checks stops the run there, unless
+    ``keep_going``: then it is recorded as failed and the others run."""
     t_start = time.perf_counter()
     index = index if index is not None else TaskIndex.build(cfg.include_paths)
     refs = index.resolve(cfg.tasks)
     specs = [(ref, index.spec(ref)) for ref in refs]  # validate every task before loading a model
     check_run(cfg, specs)  # and the run's arguments against them
-    files = {samples_path(cfg.output_dir, r.address).relative_to(cfg.output_dir).as_posix()
-             for r in refs}
-    lock = claim(cfg, files, overwrite)  # before the model loads: a bad folder costs nothing
     progress = _Progress(total=len(specs))
+    specs = _preflight(specs, progress, keep_going, on_failure)  # what validate checks, too
+    files = {samples_path(cfg.output_dir, r.address).relative_to(cfg.output_dir).as_posix()
+             for r, _ in specs}
+    lock = claim(cfg, files, overwrite)  # before the model loads: a bad folder costs nothing
     try:
         return _evaluate(cfg, model, specs, progress, t_start, on_progress, reporter, on_failure,
                          on_task)
@@ -180,9 +215,10 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     cached = None
     replay: ReplayLM | None = None
     try:
+        bounded = BoundedLM(base)  # an answer longer than its request allows is cut, uncached
         if cfg.use_cache and owned:  # a model object passed in is the caller's to cache (or not)
-            cached = CachedLM(base, ResponseCache(cfg.cache_dir or responses_dir()))
-        front: LM = cached or base
+            cached = CachedLM(bounded, ResponseCache(cfg.cache_dir or responses_dir()))
+        front: LM = cached or bounded
         if cfg.replay:  # answers earlier runs of this model hold (never cached here)
             table = ReplayTable.load(cfg.replay, identity,
                                      {ref.address: spec_hash(spec) for ref, spec in specs})

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from harness import plugins
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ItemError
 from harness.filelock import os_reason
 from harness.generators.registry import CountTokens, get_generator, run_generator
 from harness.seeding import derive_seed
@@ -98,9 +98,11 @@ class GeneratedItems(Sequence[Instance]):
     def __init__(
         self, spec: TaskSpec, task: str, src: GeneratorSource, buckets: Sequence[Bucket],
         seed: int, per_bucket: int, stream: str, count_tokens: CountTokens | None = None,
+        seed_task: str | None = None,
     ) -> None:
         self._gen = get_generator(src.name)
         self._spec, self._task, self._src, self._seed = spec, task, src, seed
+        self._seed_task = seed_task or task  # whose items (``items_address``)
         self._stream, self._count_tokens = stream, count_tokens
         self._prefix = FEWSHOT_ID_PREFIX if stream == "fewshot" else ""  # of every item id
         self.buckets = list(buckets)  # the buckets the items fall in, in item order
@@ -147,28 +149,32 @@ class GeneratedItems(Sequence[Instance]):
     def _make(self, pos: int, j: int) -> Instance:
         b, values = self.buckets[pos], self._values[pos]
         value = values[j % len(values)]
-        s = derive_seed(self._seed, self._src.seed, self._task, self._stream, b.label, j)
+        s = derive_seed(self._seed, self._src.seed, self._seed_task, self._stream, b.label, j)
         params = self._src.params
         if self._grid:  # the j-th cell of the second axis: every cell gets an equal share
             params = {**params, **self._grid[j % len(self._grid)]}
+        item = f"{self._prefix}{b.label}/{j}"
+        where = f"{self._task}: generator {self._src.name!r}"
         try:
             rec = run_generator(self._gen, s, value, params, self._count_tokens)
         except (TypeError, ValueError, LookupError, ArithmeticError, AttributeError, RecursionError,
-                MemoryError) as e:
+                MemoryError, RuntimeError, AssertionError) as e:
             # bad params (TypeError, ValueError) speak for themselves; a crash keeps its type
             what = (_one(str(e)) if isinstance(e, (TypeError, ValueError)) and str(e)
                     else plugins.one_line(e))
-            raise HarnessError(f"{self._task}: generator {self._src.name!r}: "
-                               f"{what}{_data_hint(e, params)}") from None
+            raise ItemError(f"{where}: {what}{_data_hint(e, params)}", item, b.label) from e
         except OSError as e:  # e.g. a data file whose name is too long for the system
             what = (f"cannot read {shown(e.filename)}: {os_reason(e)}" if e.filename
                     else plugins.one_line(e))
-            raise HarnessError(f"{self._task}: generator {self._src.name!r}: {what}") from None
+            raise ItemError(f"{where}: {what}", item, b.label) from e
         except HarnessError as e:  # e.g. a data file neither in the mirror nor downloadable
-            raise HarnessError(f"{self._task}: generator {self._src.name!r}: {_one(str(e))}"
-                               f"{_data_hint(e, params)}") from None
+            raise ItemError(f"{where}: {_one(str(e))}{_data_hint(e, params)}", item,
+                            b.label) from e
+        if not isinstance(rec, dict):
+            raise ItemError(f"{where}: returned {type(rec).__name__}, not a dict of fields",
+                            item, b.label)
         rec.setdefault(self._spec.fields.difficulty, value)
-        return Instance(f"{self._prefix}{b.label}/{j}", rec, float(value), b)
+        return Instance(item, rec, float(value), b)
 
 
 def _one(text: str) -> str:
@@ -226,6 +232,12 @@ def _limit(items: list[Instance], limit: int | None, seed: int, task: str) -> li
     return [it for it in items if it.id in keep]
 
 
+def items_address(spec: TaskSpec, task: str) -> str:
+    """The address whose items (and exemplar draws) the task ``task`` evaluates: its own, or
+    the task its ``items_from`` names."""
+    return spec.items_from or task
+
+
 def labels(values: Sequence[str | float] | None) -> set[str] | None:
     """Bucket labels as written in a task file (numbers or strings) → label strings."""
     if values is None:
@@ -279,6 +291,7 @@ def build_instances(
     ``matched_control``: the pool also holds exemplars of every other bucket, made separately so
     the ID pool stays the same item for item)."""
     src, pool_src = spec.source, spec.fewshot.source or spec.source
+    of = items_address(spec, task)
     records = None if isinstance(src, GeneratorSource) else read_source(src, base_dir)
     buckets = _buckets(spec, task, records)
     in_pool = pool_buckets(spec, buckets)
@@ -288,22 +301,22 @@ def build_instances(
     if isinstance(src, GeneratorSource):
         n = min(src.per_bucket, limit_per_bucket) if limit_per_bucket else src.per_bucket
         items: Sequence[Instance] = GeneratedItems(spec, task, src, buckets, seed, n, "eval",
-                                                   count_tokens)
+                                                   count_tokens, of)
         dropped = 0
     else:
         assert records is not None
         all_items, dropped = _from_records(spec, task, records, buckets)
-        items = _limit(all_items, limit_per_bucket, seed, task)
+        items = _limit(all_items, limit_per_bucket, seed, of)
         if pool_src is src:
             pool = all_items
     if _needs_pool(spec):
         if isinstance(pool_src, GeneratorSource):
             per = -(-spec.fewshot.pool_size // len(in_pool))
             pool = list(GeneratedItems(spec, task, pool_src, in_pool, seed, per, "fewshot",
-                                       count_tokens))
+                                       count_tokens, of))
             if others:  # same stream and size: item j of a bucket is the same in either list
                 pool += GeneratedItems(spec, task, pool_src, others, seed, per, "fewshot",
-                                       count_tokens)
+                                       count_tokens, of)
         elif pool_src is not src:
             pool, _ = _from_records(spec, task, read_source(pool_src, base_dir), buckets)
             pool = [Instance(f"{FEWSHOT_ID_PREFIX}{p.id}", p.record, p.difficulty, p.bucket)

@@ -199,8 +199,11 @@ class RunClock:
         """The line printed before the first model call."""
         n = len(self.planned)
         uncounted = sum(v is None for v in self.planned.values())
+        tasks = f"{n} task{'s' if n != 1 else ''}"
+        if uncounted == n:
+            return f"{tasks}, prompts not countable in advance"
         more = f" (and {uncounted} not countable in advance)" if uncounted else ""
-        return f"{self.total:,} prompts in {n} task{'s' if n != 1 else ''}{more}"
+        return f"{self.total:,} prompts in {tasks}{more}"
 
     def task_failed(self, address: str) -> None:
         """Record a task that raised: its prompts leave the plan."""

@@ -207,9 +207,25 @@ class Registry(Generic[T]):
                 if not callable(obj) or self._from_object is None:
                     raise self.not_callable_error(name, plugin)
                 self.items[name] = self._from_object(name, obj)
+            if others := self.other_names(name, obj):
+                plugins.warn(self.misnamed_message(name, plugin, others))
             self._checked.add(name)
             return self.items[name]
         raise self.unknown_error(name, self.names())
+
+    def other_names(self, name: str, obj: object) -> list[str]:
+        """Names other than *name* under which *obj* (a plugin entry point's object) is
+        registered: a decorator that names it differently from its entry point."""
+        return sorted(n for n, item in self.items.items() if n != name and _same_item(item, obj))
+
+    def misnamed_message(self, name: str, plugin: plugins.Plugin, others: list[str]) -> str:
+        """The warning (``plugins list --check``: the error) for an entry point whose object
+        its code also registers under ``others``."""
+        names = " and ".join(repr(o) for o in others)
+        return (f"{self.kind} entry point {name!r} of {plugin.dist}=={plugin.version} "
+                f"({plugin.value}) is registered by its code as {names} too (@{self.kind}"
+                f"({others[0]!r})), so it answers to both names, and {names} only once "
+                f"something has imported it; give the decorator the entry point's name")
 
     # -- the errors of a lookup -----------------------------------------------------------------
 

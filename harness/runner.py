@@ -16,9 +16,9 @@ from pathlib import Path
 
 from harness.analyses.registry import run_analyses
 from harness.config import RunConfig
-from harness.errors import HarnessError, did_you_mean
+from harness.errors import HarnessError, ItemError, did_you_mean
 from harness.gaps.shift import MATCHED
-from harness.items import InstanceSet, build_instances, labels, select_fewshot
+from harness.items import InstanceSet, build_instances, items_address, labels, select_fewshot
 from harness.lm import LM
 from harness.outputs import output_type
 from harness.outputs.prompts import build_prompt, build_turns, target_text
@@ -111,7 +111,8 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
             if evaluated is not None and item.bucket.label not in evaluated:
                 continue
             allowed = {item.bucket.label} if cond.matched else labels(cond.pool)
-            shots = select_fewshot(item, inst.pool, k, cfg.seed, task, allowed, cond.id, shared)
+            shots = select_fewshot(item, inst.pool, k, cfg.seed, items_address(spec, task),
+                                   allowed, cond.id, shared)
             if cfg.apply_chat_template:
                 prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
             else:
@@ -135,7 +136,17 @@ class TaskOutcome:
 
 def run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
              on_progress: Callable[[str], None] | None = None) -> TaskOutcome:
-    """Evaluate one task; writes its samples file and returns its aggregates."""
+    """Evaluate one task; writes its samples file and returns its aggregates. Code of the task
+    that fails on one item (``ItemError``) is an error naming the task, template, bucket, item
+    and seed, and the ``harness tasks sample`` command that makes that item again."""
+    try:
+        return _run_task(ref, spec, model, cfg, on_progress)
+    except ItemError as e:
+        raise HarnessError(e.located(ref.address, cfg.seed)) from e
+
+
+def _run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
+              on_progress: Callable[[str], None] | None) -> TaskOutcome:
     t0 = time.perf_counter()
     inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
                            model.count_tokens, cfg.matched_control)

@@ -34,10 +34,11 @@ from harness.requests import (
 from harness.results import TaskResult, read_samples
 from harness.runner import prepare
 from harness.spec.chat import ChatTurn
-from harness.spec.task import TaskSpec
+from harness.spec.task import GeneratorSource, TaskSpec
 from harness.tasks.index import TaskIndex
 from harness.tasks.providers import from_plugin
 from harness.tasks.refs import TaskRef
+from harness.templates import template_variables
 
 __all__ = ["ScriptedLM", "TaskCheck", "check_task_package", "oracle_model", "scripted_backend"]
 
@@ -165,7 +166,9 @@ def check_task_package(package: str | Path, *, model: LM | None = None, limit_pe
 
     ``package`` is the name of a ``harness.tasks`` entry point (an installed package) or a
     ``Path`` to a folder of task files. For every task: the spec is validated (schema,
-    generator, metric, templates); ``limit_per_bucket`` items per bucket of every template run
+    generator, metric, templates); a generator source's items are made twice and must be the
+    same (the generator is deterministic in its ``rng``), each with every field the templates
+    read; ``limit_per_bucket`` items per bucket of every template run
     through the runner with ``model``, by default an oracle that answers each prompt with its
     reference answer, so every sample must then score 1.0 (a check that extraction and metric
     accept the task's own answers); results.json and the samples file are written under
@@ -181,6 +184,31 @@ def check_task_package(package: str | Path, *, model: LM | None = None, limit_pe
                 for ref in sorted(refs, key=lambda r: r.address)]
 
 
+def _check_items(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> None:
+    """A generator source's items: the same twice (deterministic in ``rng`` alone), and each
+    with every field the templates and the output type read."""
+    if not isinstance(spec.source, GeneratorSource):
+        return
+    name = spec.source.name
+    first = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket)
+    again = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket)
+    needed = {(f"template {t.id}", v) for t in spec.templates
+              for src in (t.prompt, t.target) if src is not None for v in template_variables(src)}
+    needed |= {(key, field) for key, field in output_type(spec).fields_read(spec).items()}
+    for a, b in zip(first.items, again.items, strict=True):
+        if a.record != b.record:
+            raise AssertionError(
+                f"{ref.address}: generator {name!r} made item {a.id} differently twice "
+                f"({dict(a.record)!r:.200} then {dict(b.record)!r:.200}): take every random "
+                "choice from its rng argument (not the random module, time or set order)")
+        missing = sorted((what, f) for what, f in needed if f not in a.record)
+        if missing:
+            what, field = missing[0]
+            raise AssertionError(
+                f"{ref.address}: generator {name!r} made item {a.id} without the field "
+                f"{field!r} that {what} reads (its fields: {', '.join(sorted(a.record))})")
+
+
 def _check_one(index: TaskIndex, ref: TaskRef, model: LM | None, limit: int, seed: int,
                root: Path, include: list[Path]) -> TaskCheck:
     spec = index.spec(ref)
@@ -188,6 +216,7 @@ def _check_one(index: TaskIndex, ref: TaskRef, model: LM | None, limit: int, see
     cfg = RunConfig(model="scripted:oracle", tasks=[ref.address], seed=seed,
                     limit_per_bucket=limit, templates=["all"], output_dir=out,
                     include_paths=include)
+    _check_items(spec, ref, cfg)
     lm = model if model is not None else oracle_model(spec, ref, cfg)
     res = evaluate(cfg, model=lm, index=index, overwrite=True)  # a dry run's own folder
     if res.failed:

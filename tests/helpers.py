@@ -70,3 +70,10 @@ def within(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def forget(registry: Any, *names: str) -> None:
+    """Take names a test registered out of a registry again (so lists stay as shipped)."""
+    for name in names:
+        registry.items.pop(name, None)
+        registry._checked.discard(name)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness import plugins
-from harness.errors import TaskSpecError
+from harness.errors import HarnessError, TaskSpecError
 from harness.registry import Registry
 from harness.spec.patterns import search
 from harness.spec.task import ExtractSpec
@@ -51,8 +51,16 @@ def get_extractor(name: str) -> Extractor:
 
 
 def extract(text: str, spec: ExtractSpec) -> str:
-    """The answer in ``text`` according to ``spec`` ("" when there is none)."""
-    return get_extractor(spec.kind).fn(text, spec.pattern)
+    """The answer in ``text`` according to ``spec`` ("" when there is none); an extractor that
+    returns anything but text is one ``HarnessError`` line naming it."""
+    answer = get_extractor(spec.kind).fn(text, spec.pattern)
+    if not isinstance(answer, str):
+        shown = repr(answer)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise HarnessError(f"extractor {spec.kind!r} ({EXTRACTORS.origin(spec.kind)}) returned "
+                           f"{shown} ({type(answer).__name__}), not text: an extractor returns "
+                           'the answer as a string ("" when there is none)')
+    return answer
 
 
 # --- built-ins ---------------------------------------------------------------------------------

@@ -7,12 +7,14 @@ the function, is loaded the first time ``get_metric`` is asked for that name.
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import cast
 
 from harness import plugins
+from harness.errors import HarnessError
 from harness.registry import Registry
 
 MetricFn = Callable[[str, str], float]
@@ -59,6 +61,25 @@ def metric_names() -> list[str]:
 def get_metric(name: str) -> MetricFn:
     """The metric called ``name``; unknown names raise ``UnknownNameError`` with a hint."""
     return METRICS.get(name)
+
+
+def checked_metric(name: str) -> MetricFn:
+    """``get_metric(name)`` whose every answer is checked: a number from 0.0 to 1.0 (a bool
+    counts as 0.0 or 1.0); anything else (text, None, NaN, 2.5) is one ``HarnessError`` line
+    naming the metric and where it comes from, never a silently wrong score."""
+    fn = get_metric(name)
+
+    def score(extracted: str, target: str) -> float:
+        value = fn(extracted, target)
+        if isinstance(value, numbers.Real) and 0.0 <= float(value) <= 1.0:
+            return float(value)
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise HarnessError(f"metric {name!r} ({METRICS.origin(name)}) returned {shown} "
+                           f"({type(value).__name__}), not a score: a metric returns a number "
+                           "from 0.0 (wrong) to 1.0 (right)")
+
+    return score
 
 
 # --- built-ins ---------------------------------------------------------------------------------

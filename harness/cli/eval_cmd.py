@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from harness.errors import HarnessError
+from harness.errors import TRACEBACK_ENV, HarnessError
 
 
 def _batch_size(value: str) -> int | Literal["auto"]:
@@ -118,6 +118,16 @@ def eval_command(
                            "(include:, source.path) only inside their own folder and "
                            "$GENHARNESS_DATA.")
     ] = False,
+    keep_going: Annotated[
+        bool, typer.Option("--keep-going", help="Run the tasks that pass their checks when "
+                           "others fail them (default: a task failing the checks harness "
+                           "tasks validate makes stops the run before the model loads).")
+    ] = False,
+    traceback: Annotated[
+        bool, typer.Option("--traceback", help="Print the stack of a task's failure (a "
+                           "plugin's generator, extractor or metric) under its one-line "
+                           "error; the same as GENHARNESS_TRACEBACK=1.")
+    ] = False,
 ) -> None:
     """Evaluate a model on tasks; print per-bucket accuracy and gaps; write results."""
     import os
@@ -135,6 +145,8 @@ def eval_command(
             "instead of under accelerate launch / torchrun (WORLD_SIZE is set)"
         )
     check_strategy(strategy)
+    if traceback:
+        os.environ[TRACEBACK_ENV] = "1"
     if restrict_paths:
         from harness.sources.paths import restrict_paths as _restrict
 
@@ -171,7 +183,7 @@ def eval_command(
         return evaluate(c, on_progress=lambda msg: typer.echo(msg, err=True),
                         reporter=RichReporter(), overwrite=replace,
                         on_failure=lambda line: typer.echo(f"error: {line}", err=True),
-                        on_task=table if tables else None)
+                        on_task=table if tables else None, keep_going=keep_going)
 
     if target_ci is None:  # each task's table as soon as it is done (the first look is quick)
         results = one(cfg, overwrite, tables=True)
@@ -193,6 +205,7 @@ def eval_command(
     typer.echo(f"wrote {output_dir / 'results.json'} and {output_dir / 'samples'}/")
     if results.failed:
         n = len(results.failed) + len(results.tasks)
+        rest = "the others are complete" if results.tasks else "no task completed"
         typer.echo(f"error: {len(results.failed)} of {n} tasks failed (listed under 'failed' in "
-                   "results.json); the others are complete", err=True)
+                   f"results.json); {rest}", err=True)
         raise typer.Exit(1)

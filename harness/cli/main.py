@@ -17,7 +17,7 @@ from harness.cli import (
     rescore_cmd,
     tasks_cmd,
 )
-from harness.errors import HarnessError, Interrupted
+from harness.errors import HarnessError, Interrupted, print_stack
 from harness.process import end_process
 
 # typer may vendor its own click: find its ClickException through a class we know it exports
@@ -83,6 +83,8 @@ def _run() -> int:
     except HarnessError as e:  # several problems (e.g. of one task file): one line each
         for line in str(e).splitlines() or [""]:
             print(f"error: {line}", file=sys.stderr)
+        if e.__cause__ is not None:
+            print_stack(e)  # asked for with GENHARNESS_TRACEBACK=1 or --traceback
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -63,8 +63,12 @@ def _check(p: Plugin, found: list[Plugin], task_clashes: dict[str, list[str]]) -
         other = _others(p, found)
         if other:
             return f"error: clash: {p.name!r} is also provided by {other}"
+        obj: object = None
         with contextlib.suppress(HarnessError):  # the failure is kept for status()
-            plugins.load(p)
+            obj = plugins.load(p)
+        others = reg.other_names(p.name, obj) if reg is not None and obj is not None else []
+        if others and reg is not None:
+            return f"error: misnamed: {reg.misnamed_message(p.name, p, others)}"
         return plugins.status(p)
     from harness.tasks.index import TaskIndex
     from harness.tasks.providers import from_plugin

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from harness.errors import HarnessError
+from harness.errors import TRACEBACK_ENV, HarnessError, ItemError
 
 if TYPE_CHECKING:
     from harness.spec.task import TaskSpec
@@ -134,8 +135,42 @@ def spec_yaml(spec: TaskSpec, task_file: Path | None = None) -> str:
     data = _whole_numbers(spec.model_dump(mode="json"))
     if templates_expanded(spec, task_file):
         data["templates_from"] = None
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=2**31 - 1,
-                          default_flow_style=None)  # lists of scalars on one line
+    return yaml.dump(data, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
+                     width=2**31 - 1)
+
+
+def _multiline(v: object) -> bool:
+    """A text of several lines with more than whitespace (written as a ``|`` block)."""
+    return isinstance(v, str) and "\n" in v and bool(v.strip())
+
+
+def _dumper() -> type:
+    """A safe YAML dumper that writes as a task author would: a text of several lines as a
+    literal ``|`` block, a text of only line breaks quoted with escapes (``"\\n"``), and a
+    mapping or list of plain scalars on one line."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(d: yaml.SafeDumper, v: str) -> yaml.Node:
+        style = "|" if _multiline(v) else '"' if v and not v.strip() else None
+        return d.represent_scalar("tag:yaml.org,2002:str", v, style=style)
+
+    def flat(values: list[Any]) -> bool:
+        return not any(isinstance(v, (dict, list)) or _multiline(v) for v in values)
+
+    def mapping(d: yaml.SafeDumper, v: dict[Any, Any]) -> yaml.Node:
+        return d.represent_mapping("tag:yaml.org,2002:map", v.items(),
+                                   flow_style=flat(list(v.values())))
+
+    def sequence(d: yaml.SafeDumper, v: list[Any]) -> yaml.Node:
+        return d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=flat(v))
+
+    Dumper.add_representer(str, text)
+    Dumper.add_representer(dict, mapping)
+    Dumper.add_representer(list, sequence)
+    return Dumper
 
 
 def _whole_numbers(node: Any) -> Any:
@@ -154,40 +189,87 @@ def sample(
     task: str,
     n: Annotated[int, typer.Option("-n", min=1, help="How many items.")] = 3,
     bucket: Annotated[str | None, typer.Option(help="Only this bucket label.")] = None,  # noqa: UP007
+    item: Annotated[str | None, typer.Option(  # noqa: UP007
+        help="Only this item: its index within --bucket (as an error of eval names it) or its "
+             "id (as samples files record it).")] = None,
     template: Annotated[str | None, typer.Option(help="Template id (default: first).")] = None,  # noqa: UP007
     seed: Annotated[int, typer.Option(help="Run seed.")] = 0,
     num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override few-shot k.")] = None,  # noqa: UP007
+    traceback: Annotated[bool, typer.Option(
+        "--traceback", help="Print the stack of a generator's failure (GENHARNESS_TRACEBACK=1)."
+    )] = False,
     include_path: IncludeOpt = None,
     restrict_paths: RestrictOpt = False,
 ) -> None:
-    """Print rendered prompts and targets exactly as the model would see them."""
+    """Print rendered prompts and targets exactly as the model would see them (the items that
+    harness eval --seed SEED runs)."""
     _restrict(restrict_paths)
-    from harness.items import build_instances, select_fewshot
+    from harness.items import build_instances, items_address, select_fewshot
     from harness.outputs.prompts import build_prompt, target_text
 
+    if traceback:
+        os.environ[TRACEBACK_ENV] = "1"
     ref, spec = _one_task(task, include_path)
-    inst = build_instances(spec, ref.address, seed, ref.base_dir, None)
-    labels = [b.label for b in inst.buckets]
-    if bucket is not None and bucket not in labels:
-        raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} "
-                           f"(buckets: {', '.join(labels)})")
     tpls = {t.id: t for t in spec.templates}
     if template is not None and template not in tpls:
         raise HarnessError(f"--template: {ref.address} has no template {template!r} "
                            f"(templates: {', '.join(tpls)})")
     tpl = tpls[template] if template else spec.templates[0]
     k = spec.fewshot.k if num_fewshot is None else num_fewshot
-    items = [it for it in inst.items if bucket is None or it.bucket.label == bucket][:n]
-    for it in items:
-        shots = select_fewshot(it, inst.pool, k, seed, ref.address, shared=spec.fewshot.shared)
-        typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
-                   f"{spec.difficulty_name}={it.difficulty:g}")
-        try:
-            prompt, target = build_prompt(spec, tpl, it, shots), target_text(spec, tpl, it)
-        except HarnessError as e:  # a template the item cannot fill: name the file
-            raise HarnessError(f"{ref.path}: {e}") from None
-        typer.echo(prompt)
-        typer.echo(f">>> target: {target}")
+    try:
+        inst = build_instances(spec, ref.address, seed, ref.base_dir, None)
+        labels = [b.label for b in inst.buckets]
+        if bucket is not None and bucket not in labels:
+            raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} "
+                               f"(buckets: {', '.join(labels)})")
+        for it in pick_items(inst, bucket, item, n, ref.address):
+            shots = select_fewshot(it, inst.pool, k, seed, items_address(spec, ref.address),
+                                   shared=spec.fewshot.shared)
+            typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
+                       f"{spec.difficulty_name}={it.difficulty:g}")
+            try:
+                prompt, target = build_prompt(spec, tpl, it, shots), target_text(spec, tpl, it)
+            except HarnessError as e:  # a template the item cannot fill: name the file
+                raise HarnessError(f"{ref.path}: {e}") from None
+            typer.echo(prompt)
+            typer.echo(f">>> target: {target}")
+    except ItemError as e:  # a generator that fails on this item: where, as eval says it
+        raise HarnessError(e.located(ref.address, seed)) from e
+
+
+def pick_items(inst: Any, bucket: str | None, item: str | None, n: int,
+               task: str) -> list[Any]:
+    """The items ``tasks sample`` shows: ``item`` alone (an index within ``bucket``, or an
+    id), else the first ``n`` (of ``bucket``), generating no other item."""
+    from itertools import islice
+
+    from harness.items import GeneratedItems
+
+    items = inst.items
+    if isinstance(items, GeneratedItems):  # positions computed: items are made on demand
+        starts = {b.label: pos * items.per_bucket for pos, b in enumerate(items.buckets)}
+        if item is not None:
+            label, _, j = (f"{bucket}/{item}" if bucket is not None and "/" not in item
+                           else item).rpartition("/")
+            if label in starts and j.isdigit() and int(j) < items.per_bucket:
+                return [items[starts[label] + int(j)]]
+        else:
+            first = starts[bucket] if bucket is not None else 0
+            last = first + items.per_bucket if bucket is not None else len(items)
+            return [items[i] for i in range(first, min(first + n, last))]
+    else:
+        chosen = (it for it in items if bucket is None or it.bucket.label == bucket)
+        if item is None:
+            return list(islice(chosen, n))
+        found = list(chosen)
+        by_id = [it for it in found if it.id == item]
+        if by_id:
+            return by_id
+        if item.isdigit() and bucket is not None and int(item) < len(found):
+            return [found[int(item)]]
+    raise HarnessError(f"--item: {task} has no item {item!r}"
+                       + (f" in bucket {bucket}" if bucket is not None else "")
+                       + " (an index within --bucket, or an item id)")
 
 
 @app.command("validate")
@@ -206,7 +288,7 @@ def validate(
     generator source; one line per file, every problem of a file shown; exits 1 if any is
     invalid."""
     _restrict(restrict_paths)
-    from harness.tasks.item_checks import check_items
+    from harness.tasks.item_checks import check_task
     from harness.tasks.loader import load_spec, validate_base
 
     bad = 0
@@ -217,8 +299,7 @@ def validate(
                 typer.echo(f"ok: {f} (base for include:, {n} key(s))")
             else:
                 spec = load_spec(f)
-                if not no_items:
-                    check_items(spec, f)
+                check_task(spec, f, f.parent, items=not no_items)  # as eval checks it
                 typer.echo(f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))")
         except HarnessError as e:
             bad += 1

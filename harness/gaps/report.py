@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.answers.metrics import get_metric
+from harness.answers.metrics import checked_metric
 from harness.errors import HarnessError
 from harness.gaps.builtin import EdgeGap, GapStatus, Horizon, IdOodGap, Retention, edge_gap
 from harness.gaps.registry import GapContext, get_gap
@@ -104,7 +104,7 @@ def compute_gaps(
     targets (the best constant answer, scored with ``metric``).
     """
     ids = [s for s in samples if s.role == "ID"]
-    baseline = constant_baseline([answer_key(s) for s in ids], get_metric(metric))
+    baseline = constant_baseline([answer_key(s) for s in ids], checked_metric(metric))
     return gaps_from_scores(scores_by_bucket(samples, buckets), buckets, spec, seed,
                             chance_level(ids), baseline)
 

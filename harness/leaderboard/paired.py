@@ -2,6 +2,10 @@
 
 Samples are matched by (task, template, condition, item id); the answers of the matched-exemplar
 control (condition ``matched``, ``gaps/shift``) are left out, as the board's scores leave them out.
+A task of one run that the other lacks is matched with the variant (or the base) whose
+``items_from`` names it: their prompts differ, so their samples pair item by item (the same
+ids, buckets, difficulties and targets, as many samples per item), in (template, condition)
+order.
 When every matched sample has the
 same bucket, prompt and target in both runs (the same tasks, seed, templates and few-shot draws),
 the runs are **paired**: for each task, each bucket, and all tasks together, ``acc(B) − acc(A)``
@@ -240,8 +244,50 @@ def _pair(sa: list[SampleRecord], sb: list[SampleRecord]) -> list[_Pair] | None:
     return [(ka[k], kb[k]) for k in sorted(ka)]
 
 
-def _task(task: str, sa: list[SampleRecord], sb: list[SampleRecord]) -> TaskComparison:
-    pairs = _pair(sa, sb)
+def _pair_items(sa: list[SampleRecord], sb: list[SampleRecord]) -> list[_Pair] | None:
+    """For a variant against the task whose items it evaluates (``items_from``: the prompts
+    differ): the samples of each item, paired in (template, condition) order, when both runs
+    have the same items (ids, buckets, difficulties, targets) with as many samples each."""
+    ga: dict[str, list[SampleRecord]] = {}
+    gb: dict[str, list[SampleRecord]] = {}
+    for s in sa:
+        ga.setdefault(s.id, []).append(s)
+    for s in sb:
+        gb.setdefault(s.id, []).append(s)
+    if set(ga) != set(gb):
+        return None
+    pairs: list[_Pair] = []
+    for item in sorted(ga):
+        a = sorted(ga[item], key=lambda r: (r.template, r.condition))
+        b = sorted(gb[item], key=lambda r: (r.template, r.condition))
+        same = {(r.bucket, r.difficulty, r.target) for r in a} == {
+            (r.bucket, r.difficulty, r.target) for r in b}
+        if len(a) != len(b) or not same:
+            return None
+        pairs += [(x, y.model_copy(update={"task": x.task})) for x, y in zip(a, b, strict=True)]
+    return pairs
+
+
+def _variants(ra: Results, rb: Results, names_a: list[str],
+              names_b: list[str]) -> list[tuple[str, str]]:
+    """Tasks of one run matched to those of the other whose items they evaluate
+    (``items_from``), for tasks that only one run has."""
+    out = []
+    only_b = [t for t in rb.tasks if t.task not in names_a]
+    for t in ra.tasks:
+        if t.task in names_b:
+            continue
+        of = t.spec.get("items_from")
+        match = next((b.task for b in only_b if b.spec.get("items_from") == t.task
+                      or (of is not None and b.task == of)), None)
+        if match is not None:
+            out.append((t.task, match))
+    return out
+
+
+def _task(task: str, sa: list[SampleRecord], sb: list[SampleRecord],
+          variant: bool = False) -> TaskComparison:
+    pairs = _pair_items(sa, sb) if variant else _pair(sa, sb)
     if pairs is not None:
         by_bucket: dict[tuple[int, str], list[_Pair]] = {}
         for p in pairs:
@@ -266,27 +312,35 @@ def compare_runs(path_a: Path, path_b: Path, tasks: Sequence[str] | None = None)
     path_b = path_b / "results.json" if path_b.is_dir() else path_b
     ra, rb = load_results(path_a), load_results(path_b)
     names_a, names_b = [t.task for t in ra.tasks], [t.task for t in rb.tasks]
+    variants = dict(_variants(ra, rb, names_a, names_b))  # A's task -> B's variant (or base)
     if tasks:
-        missing = [t for t in tasks if t not in names_a or t not in names_b]
+        missing = [t for t in tasks if t not in variants and (t not in names_a
+                                                              or t not in names_b)]
         if missing:
             raise HarnessError(f"--tasks: {', '.join(missing)} not in both runs")
         chosen = [t for t in names_a if t in tasks]
     else:
-        if set(names_a) != set(names_b):
-            diff = sorted(set(names_a) ^ set(names_b))
+        diff = sorted((set(names_a) - set(variants)) ^ (set(names_b) - set(variants.values())))
+        if diff:
             raise HarnessError(f"runs differ in tasks: in only one run: {', '.join(diff)} "
-                               "(pick common ones with --tasks)")
+                               "(pick common ones with --tasks; a variant is paired with the "
+                               "task whose items it evaluates when its items_from names it)")
         chosen = names_a
     out: list[TaskComparison] = []
     all_a: list[SampleRecord] = []
     all_b: list[SampleRecord] = []
+    variant_pairs: list[_Pair] = []
     for task in chosen:
-        sa, sb = _samples(path_a, ra, task), _samples(path_b, rb, task)
+        other = variants.get(task, task)
+        sa, sb = _samples(path_a, ra, task), _samples(path_b, rb, other)
         if not sa or not sb:
             continue
         all_a += sa
         all_b += sb
-        out.append(_task(task, sa, sb))
+        label = task if other == task else f"{task} vs {other}"
+        out.append(_task(label, sa, sb, variant=other != task))
+        if other != task:
+            variant_pairs += _pair_items(sa, sb) or []
     if not out:
         raise HarnessError(f"{path_a} and {path_b}: no samples to compare")
     adjusted = holm([t.overall.p_value for t in out])
@@ -294,8 +348,13 @@ def compare_runs(path_a: Path, path_b: Path, tasks: Sequence[str] | None = None)
            for t, p in zip(out, adjusted, strict=True) if p is not None]
     paired = all(t.overall.paired for t in out)
     suites, overall = macro_stats([(t.task, t.overall) for t in out])
-    pooled = (paired_stat(_pair(all_a, all_b) or [], "all", None, cluster="task") if paired
-              else unpaired_stat(all_a, all_b, "all", None, cluster="task"))
+    if paired and variants:  # a variant's prompts differ from its base's: its items pair
+        plain = _pair([r for r in all_a if r.task not in variants],
+                      [r for r in all_b if r.task not in set(variants.values())]) or []
+        pooled = paired_stat(plain + variant_pairs, "all", None, cluster="task")
+    else:
+        pooled = (paired_stat(_pair(all_a, all_b) or [], "all", None, cluster="task") if paired
+                  else unpaired_stat(all_a, all_b, "all", None, cluster="task"))
     return Comparison(
         run_a=str(path_a), run_b=str(path_b), model_a=f"{ra.model.backend}:{ra.model.name}",
         model_b=f"{rb.model.backend}:{rb.model.name}", seed=ra.run.seed, seed_b=rb.run.seed,

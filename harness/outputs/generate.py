@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.answers.extract import extract
-from harness.answers.metrics import get_metric
+from harness.answers.metrics import checked_metric
 from harness.lm import LM
 from harness.outputs.base import Oracle, OutputType
 from harness.requests import GenerateRequest
-from harness.scoring.prepared import Prepared, record_fields
+from harness.scoring.prepared import Prepared, item_error, record_fields
 from harness.scoring.records import ModelCall, SampleRecord
 from harness.spec.task import GenerateOutput, TaskSpec
 
@@ -38,8 +38,15 @@ class Generate(OutputType[GenerateOutput]):
         return GenerateRequest(prompt, out.max_tokens, tuple(out.stop))
 
     def score_answer(self, spec: TaskSpec, p: Prepared, text: str) -> SampleRecord:
-        answer = extract(text, spec.scoring.extract)
-        score = get_metric(spec.scoring.metric)(answer, p.target)
+        sc = spec.scoring
+        try:
+            answer = extract(text, sc.extract)
+        except Exception as e:  # a plugin's extractor: the item it failed on is named
+            raise item_error(p, f"extractor {sc.extract.kind!r}", e) from e
+        try:
+            score = checked_metric(sc.metric)(answer, p.target)
+        except Exception as e:
+            raise item_error(p, f"metric {sc.metric!r}", e) from e
         call = ModelCall(kind="generate", prompt=p.prompt, output=text)
         return SampleRecord.model_validate(
             {**record_fields(p), "output": text, "extracted": answer, "score": score,

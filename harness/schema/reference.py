@@ -69,7 +69,28 @@ fewshot:
   k: 4                        # a mapping merges key by key: fewshot.shared etc. are kept
 ```
 
-An `include:` path is relative to the file that names it.
+A variant draws items of its own: items are seeded by the task's address, so
+`digitsum_long` above and `digitsum` evaluate different items even where their buckets agree.
+To evaluate the included task's items instead, item for item (and the same exemplars), name it
+in `items_from`; a variant that changes only the template then evaluates exactly the same
+questions, and `harness compare` pairs a run of one with a run of the other item by item:
+
+```yaml
+# tasks/mybench/digitsum_steps.yaml: digitsum's items, asked step by step
+include: digitsum.yaml
+name: digitsum_steps
+items_from: mybench/digitsum  # the address of the task whose items it evaluates
+templates:
+  - {id: steps, prompt: "Add the digits one at a time: {{ list }}\nSum:"}
+```
+
+The two must keep the same source, buckets and `fewshot` settings for the items to agree.
+
+An `include:` path is relative to the file that names it. A problem in a key that an included
+file gives is shown at that file's path and line, naming the file that includes it
+(`moves.yaml:36: fewshots: unknown key (did you mean 'fewshot'?) (included by
+moves_stepwise.yaml)`); every problem of a file is shown in one pass (a misspelt key does not
+hide a template variable that the generator does not make).
 
 ## Building blocks
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.errors import HarnessError, ItemError
 from harness.items import Instance
+from harness.plugins import one_line
 
 
 @dataclass(frozen=True)
@@ -36,3 +38,10 @@ def record_fields(p: Prepared) -> dict[str, object]:
         "bucket_index": p.item.bucket.index, "role": p.item.bucket.role,
         "prompt": p.prompt, "target": p.target,
     }
+
+
+def item_error(p: Prepared, what: str, e: Exception) -> ItemError:
+    """``what`` (e.g. ``metric 'm'``) failed with ``e`` on ``p``: the error naming the item (raise
+    it ``from e``, so its stack can be shown)."""
+    text = " ".join(str(e).split()) if isinstance(e, HarnessError) else f"{what}: {one_line(e)}"
+    return ItemError(f"{p.task}: {text}", p.item.id, p.item.bucket.label, p.template)

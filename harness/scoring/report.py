@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from harness.answers.metrics import get_metric
+from harness.answers.metrics import checked_metric
 from harness.gaps.report import GapReport, chance_level, gaps_from_scores, sample_chance
 from harness.gaps.shift import MATCHED, ShiftSplit, shift_split
 from harness.scoring.aggregates import (
@@ -103,7 +103,7 @@ class Judging:
                ) -> tuple[list[Level], dict[Role, Level]]:
         """Each bucket's and each role's baseline (``declared``: the task's own, for all) and
         answer concentration."""
-        fn = get_metric(self.metric)
+        fn = checked_metric(self.metric)
 
         def base(keys: Sequence[AnswerKey]) -> float | None:
             if not keys:

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.bounds import read_utf8
+from harness.bounds import check_regular, read_utf8
 from harness.cache_paths import data_dir
 from harness.errors import HarnessError
 from harness.filelock import os_reason
@@ -37,10 +37,14 @@ def exists(path: Path) -> bool:
         return False
 
 
-def read_data(path: Path, key: str) -> str:
+def read_data(path: Path, key: str, read: bool = True) -> str:
     """The text of the data file ``path``: a regular file of at most ``MAX_SOURCE_BYTES``, UTF-8;
-    anything else is one line naming ``key``."""
+    anything else is one line naming ``key`` (``read=False``: the same checks of the file's type
+    and size, nothing read, "" returned)."""
     try:
+        if not read:
+            check_regular(path, MAX_SOURCE_BYTES)
+            return ""
         return read_utf8(path, MAX_SOURCE_BYTES)
     except FileNotFoundError:
         raise HarnessError(f"{key}: file not found: {shown(path)}") from None
@@ -97,9 +101,16 @@ def fetch_file(path: Path, url: str | None, sha256: str | None = None) -> Path:
     return dest
 
 
-def read_records(source: FilesSource, base_dir: Path) -> list[dict[str, Any]]:
-    """All records of the file, in file order (downloaded from ``url`` when ``path`` is absent)."""
-    path = fetch_file(resolve_path(source.path, base_dir), source.url, source.sha256)
+def check_records(source: FilesSource, base_dir: Path) -> None:
+    """What ``read_records`` checks before it reads: the format is known and a local file is a
+    regular file within ``MAX_SOURCE_BYTES`` (a file still to download is not fetched)."""
+    path = resolve_path(source.path, base_dir)
+    if exists(path) or not source.url:
+        _format(source, path)
+        read_data(path, "source.path", read=False)
+
+
+def _format(source: FilesSource, path: Path) -> str:
     fmt: str = source.format
     if fmt == "auto":
         fmt = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv"}.get(
@@ -107,6 +118,13 @@ def read_records(source: FilesSource, base_dir: Path) -> list[dict[str, Any]]:
         )
         if not fmt:
             raise HarnessError(f"source.path: cannot tell the format of {path}; set source.format")
+    return fmt
+
+
+def read_records(source: FilesSource, base_dir: Path) -> list[dict[str, Any]]:
+    """All records of the file, in file order (downloaded from ``url`` when ``path`` is absent)."""
+    path = fetch_file(resolve_path(source.path, base_dir), source.url, source.sha256)
+    fmt = _format(source, path)
     text = read_data(path, "source.path")
     with io.StringIO(text, newline="") as f:  # lines split as in a file opened with newline=""
         if fmt == "jsonl":

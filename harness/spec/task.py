@@ -422,6 +422,20 @@ class TaskSpec(_Spec):
     templates_from: TemplatesFromSpec | None = Field(
         None, description="more templates from a paraphrase file"
     )
+    items_from: str | None = Field(
+        None, pattern=r"^[^/\s]+(/[^/\s]+)+$",
+        description="address of the task whose items this one evaluates (a variant that "
+        "includes it: the same source and buckets give item for item the same items and "
+        "exemplars, so harness compare pairs the two); default: its own address",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # items_from came after results were published: left out while unset (spec_sha256)
+        data: dict[str, Any] = handler(self)
+        if self.items_from is None:
+            data.pop("items_from", None)
+        return data
 
     @model_validator(mode="after")
     def _unique_templates(self) -> TaskSpec:

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from harness.errors import HarnessError, TaskSpecError
+from harness.errors import HarnessError, TaskSpecError, did_you_mean
 from harness.generators.registry import WORK_BUDGET, GeneratorInfo, estimate_work
 from harness.spec.patterns import check_pattern
 from harness.spec.task import GeneratorSource, TaskSpec
@@ -66,13 +66,27 @@ def check_numbers(spec: TaskSpec, path: Path | str) -> None:
 def check_generator(spec: TaskSpec, gen: GeneratorInfo, path: Path | str) -> None:
     """A generator source's sizes, parameters, work per item, template variables and few-shot
     pool."""
-    if isinstance(spec.source, GeneratorSource):
-        _check_sizes(spec, spec.source, path)
-        _check_params(spec.source, gen.fn, gen.needs_tokenizer, path)
-        check_work(spec, spec.source, gen, path)
-        if gen.fields and "path" not in inspect.signature(gen.fn).parameters:
-            _check_variables(spec, set(gen.fields), spec.source.name, path)
-        check_pool(spec, path)
+    if not isinstance(spec.source, GeneratorSource):
+        return
+    problems: list[str] = []  # every problem, not the first: the checks do not depend on
+
+    def passed(check: Callable[..., None], *args: Any) -> bool:  # each other (but work)
+        try:
+            check(*args)
+        except TaskSpecError as e:
+            problems.extend(str(e).splitlines())
+            return False
+        return True
+
+    src = spec.source
+    sized = passed(_check_sizes, spec, src, path)
+    if passed(_check_params, src, gen.fn, gen.needs_tokenizer, path) and sized:
+        passed(check_work, spec, src, gen, path)  # (estimates need parameters that fit)
+    if gen.fields and "path" not in inspect.signature(gen.fn).parameters:
+        passed(_check_variables, spec, set(gen.fields), src.name, path)
+    passed(check_pool, spec, path)
+    if problems:
+        raise TaskSpecError("\n".join(problems))
 
 
 _WORK_CHECKS = 20_000  # (bucket, grid point) pairs whose work is estimated, at most
@@ -253,15 +267,19 @@ def _check_variables(spec: TaskSpec, fields: set[str], gen: str, path: Path | st
     from harness.templates import template_variables
 
     fields = fields | {spec.fields.difficulty}
+    problems = []
     for i, t in enumerate(spec.templates):
         for key, src in (("prompt", t.prompt), ("target", t.target)):
             if src is None:
                 continue
             unknown = sorted(template_variables(src) - fields)
             if unknown:
-                raise TaskSpecError(
+                close = did_you_mean(unknown[0], fields)
+                problems.append(
                     f"{path}: templates.{i}.{key}: {_flat(repr(unknown[0]))} is not a field of "
-                    f"generator {gen!r} (fields: {', '.join(sorted(fields))})")
+                    f"generator {gen!r}{close} (fields: {', '.join(sorted(fields))})")
+    if problems:
+        raise TaskSpecError("\n".join(problems))
     needed = output_type(spec).fields_read(spec)  # e.g. output.choices_field, fields.target
     if any(t.target is None for t in spec.templates):
         needed.setdefault("fields.target", spec.fields.target)
@@ -300,18 +318,48 @@ def check_items(spec: TaskSpec, path: Path | str) -> None:
     of its own), each within the per-item time budget: a generator that fails or runs too long
     with these parameters is a ``TaskSpecError`` naming the file and the source (both sources'
     problems, when both fail)."""
+    _raise(_item_problems(spec, path))
+
+
+def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = True) -> None:
+    """Everything ``harness eval`` checks of a loaded task before any model loads, and
+    ``harness tasks validate`` with it: each record source (a local data file of a known
+    format, a regular file within its size bound: never a device such as ``/dev/zero``; inside
+    ``--restrict-paths``) and, with ``items``, one item per bucket of each generator source
+    (``check_items``). A ``TaskSpecError`` lists every problem, one line each."""
+    from harness.sources.read import check_source
+
+    problems: list[tuple[str, Exception]] = []
+    for key, src in (("source", spec.source), ("fewshot.source", spec.fewshot.source)):
+        if src is not None and not isinstance(src, GeneratorSource):
+            try:
+                check_source(src, base_dir)
+            except HarnessError as e:
+                text = _flat(str(e))
+                problems.append((f"{path}: {key}.{text.removeprefix('source.')}"
+                                 if text.startswith("source.") else f"{path}: {key}: {text}", e))
+    if items:
+        problems += _item_problems(spec, path)
+    _raise(problems)
+
+
+def _raise(problems: list[tuple[str, Exception]]) -> None:
+    if problems:  # the first cause kept: the plugin that raised can be named, its stack shown
+        raise TaskSpecError("\n".join(line for line, _ in problems)) from problems[0][1]
+
+
+def _item_problems(spec: TaskSpec, path: Path | str) -> list[tuple[str, Exception]]:
     from harness.items import GeneratedItems, pool_buckets
     from harness.spec.buckets import build_buckets
 
     buckets = build_buckets(spec.buckets, spec.roles)
     sources = [("source", spec.source, buckets),
                ("fewshot.source", spec.fewshot.source, pool_buckets(spec, buckets))]
-    problems = []
+    problems: list[tuple[str, Exception]] = []
     for key, src, where in sources:
         if isinstance(src, GeneratorSource) and where:
             try:
                 GeneratedItems(spec, key, src, where, 0, 1, "validate")  # makes item 0 of each
             except HarnessError as e:
-                problems.append(f"{path}: {_flat(str(e))}")
-    if problems:
-        raise TaskSpecError("\n".join(problems))
+                problems.append((f"{path}: {_flat(str(e))}", e))
+    return problems

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from harness.errors import TaskSpecError
 from harness.sources.paths import check_read
 from harness.spec.task import OutputSpec, SourceSpec, TaskSpec, type_tags
+from harness.tasks.origins import KeySources
 
 try:  # the C loader is several times faster; fall back where libyaml is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -183,24 +184,6 @@ def resolve_includes(path: Path, _stack: tuple[Path, ...] = ()) -> dict[str, Any
     return _merge(merged, data)
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
-    """1-based line of the key (or list entry) at ``loc`` in the file's own node tree; the
-    deepest ancestor found when the path leaves the file (e.g. a key from an include)."""
-    line = None
-    for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            pair = next(((k, v) for k, v in node.value if getattr(k, "value", None) == key), None)
-            if pair is None:
-                return line
-            line, node = pair[0].start_mark.line + 1, pair[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line + 1
-        else:
-            return line
-    return line
-
-
 def _allowed_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
     """Field names allowed at the parent of ``loc`` (for "did you mean")."""
     current: Any = model
@@ -253,38 +236,47 @@ def _suggestion(err: Mapping[str, Any]) -> tuple[str | None, list[str]]:
     return (close[0] if close else None), allowed
 
 
-def _format_error(path: Path | str, err: dict[str, Any], node: yaml.Node | None) -> str:
+def _format_error(path: Path | str, err: dict[str, Any], sources: KeySources | None) -> str:
     from harness.templates import one_line
 
     loc = _file_loc(err)
     dotted = one_line(".".join(str(x) for x in loc), 200) or "(top level)"
-    line = _line_of(node, loc)
-    where = f"{path}:{line}" if line else str(path)
+    shown, line, by, _ = sources.locate(loc) if sources else (str(path), None, "", 0)
+    where = f"{shown}:{line}" if line else shown
     if err["type"] == "extra_forbidden":
         close, allowed = _suggestion(err)
         hint = f" (did you mean '{close}'?)" if close else f" (allowed: {', '.join(allowed)})"
-        return f"{where}: {dotted}: unknown key{hint}"
+        return f"{where}: {dotted}: unknown key{hint}{by}"
     msg = one_line(str(err["msg"]), 500)
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
-    return f"{where}: {dotted}: {msg}"
+    return f"{where}: {dotted}: {msg}{by}"
 
 
 # errors a partial task (a ``_`` base file) may have: keys (and block types) left to includers
 _PARTIAL_OK = frozenset({"missing", "union_tag_not_found"})
 
 
-def _all_errors(where: Path | str, e: ValidationError, node: yaml.Node | None,
+def _all_errors(where: Path | str, e: ValidationError, sources: KeySources | None,
                 partial: bool = False) -> str:
     """Every problem, one line each, in file order (a missing key last; none for a missing key
-    that a misspelt key meant); ``partial``: without the keys a base file may leave out."""
-    errors = sorted(e.errors(), key=lambda x: _line_of(node, _file_loc(x)) or 1 << 30)
+    that a misspelt key meant), each at the file and line that give its key (``sources``: the
+    include tree; None for a spec given as data); ``partial``: without the keys a base file
+    may leave out."""
+
+    def order(err: Any) -> tuple[int, int]:
+        if sources is None:
+            return 0, 0
+        _, line, _, place = sources.locate(_file_loc(err))
+        return (place, line) if line else (1 << 30, 0)
+
+    errors = sorted(e.errors(), key=order)
     meant: set[tuple[Any, ...]] = set()  # what misspelt keys meant: their "missing" is no news
     for err in errors:
         if err["type"] == "extra_forbidden":
             close, _ = _suggestion(err)
             meant.add((*_file_loc(err)[:-1], close))
-    lines = [_format_error(where, dict(err), node) for err in errors
+    lines = [_format_error(where, dict(err), sources) for err in errors
              if not (partial and err["type"] in _PARTIAL_OK)
              and not (err["type"] == "missing" and _file_loc(err) in meant)]
     return "\n".join(dict.fromkeys(lines))  # a problem reported twice is shown once
@@ -300,22 +292,62 @@ def spec_from_data(data: Mapping[str, Any], where: str) -> TaskSpec:
 
 
 def load_spec(path: str | Path) -> TaskSpec:
-    """Load and validate one task file (with includes). Raises ``TaskSpecError``."""
+    """Load and validate one task file (with includes). Raises ``TaskSpecError`` listing every
+    problem of the file in one pass: the schema's, and (when the file validates without the
+    keys the schema refused) the checks against the registries, templates and generator
+    parameters; each at the file and line that give its key."""
     p = Path(path)
     if not p.exists():
         raise TaskSpecError(f"{p}: file not found")
     data = resolve_includes(p)
+    lines: list[str] = []
     try:
-        spec = TaskSpec.model_validate(data)
+        spec: TaskSpec | None = TaskSpec.model_validate(data)
     except ValidationError as e:
-        _, node = read_yaml(p.resolve(), with_node=True)
-        raise TaskSpecError(_all_errors(p, e, node)) from None
+        sources = _sources(p)
+        lines = _all_errors(p, e, sources).splitlines()
+        spec = _without(data, e)
+    if spec is None:
+        raise TaskSpecError("\n".join(lines))
     from harness.tasks.checks import check_spec
     from harness.tasks.template_sets import expand_templates
 
-    spec = expand_templates(spec, p)  # `templates_from:` rows, seen ids for multi_prompt
-    check_spec(spec, p)
+    try:
+        spec = expand_templates(spec, p)  # `templates_from:` rows, seen ids for multi_prompt
+        check_spec(spec, p)
+    except TaskSpecError as e:
+        sources = _sources(p)
+        lines += [sources.relocate(line) for line in str(e).splitlines()]
+    if lines:
+        raise TaskSpecError("\n".join(dict.fromkeys(lines)))
     return spec
+
+
+def _sources(p: Path) -> KeySources:
+    return KeySources(p, lambda f: read_yaml(f, with_node=True))
+
+
+def _without(data: dict[str, Any], e: ValidationError) -> TaskSpec | None:
+    """The spec of ``data`` without the keys the schema refused (so that the later checks can
+    report their problems too); None when it does not validate without them."""
+    import copy
+
+    trimmed = copy.deepcopy(data)
+    for err in e.errors():
+        loc = _file_loc(err)
+        parent: Any = trimmed
+        for key in loc[:-1]:
+            try:
+                parent = parent[key]
+            except (KeyError, IndexError, TypeError):
+                return None
+        if not loc or not isinstance(parent, dict) or loc[-1] not in parent:
+            return None  # a missing key, or a problem of a whole block: nothing to leave out
+        del parent[loc[-1]]
+    try:
+        return TaskSpec.model_validate(trimmed)
+    except ValidationError:
+        return None
 
 
 def validate_base(path: str | Path) -> int:
@@ -329,8 +361,7 @@ def validate_base(path: str | Path) -> int:
     try:
         TaskSpec.model_validate(data)
     except ValidationError as e:
-        _, node = read_yaml(p.resolve(), with_node=True)
-        message = _all_errors(p, e, node, partial=True)
+        message = _all_errors(p, e, _sources(p), partial=True)
         if message:
             raise TaskSpecError(message) from None
     return len(data)

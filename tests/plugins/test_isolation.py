@@ -38,18 +38,30 @@ def test_failing_plugin_tasks_fail_alone_and_used_plugins_are_recorded(tmp_path:
     (tasks / "good.yaml").write_text(task_yaml("good"))
     out = tmp_path / "run"
     # bare names: resolving them imports every task plugin, the unrelated one included
-    r = harness(site, "eval", "--model", "scripted:abc", "--tasks", "badgen,good,badmetric",
-                "--include-path", str(tmp_path / "tasks"), "--limit-per-bucket", "2",
-                "--output-dir", str(out))
+    args = ["eval", "--model", "scripted:abc", "--tasks", "badgen,good,badmetric",
+            "--include-path", str(tmp_path / "tasks"), "--limit-per-bucket", "2",
+            "--output-dir", str(out)]
+    # the generator fails the checks validate makes: the run stops before the model loads
+    badgen = f"{tasks / 'badgen.yaml'}: source: generator 'zerodiv': ZeroDivisionError: " \
+        "division by zero"
+    r = harness(site, *args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert [ln for ln in r.stderr.splitlines() if ln.startswith("error:")] == [
+        f"error: {badgen}",
+        "error: 1 of 3 tasks failed the checks that harness tasks validate makes, so no model "
+        "was loaded and nothing ran; fix them, or pass --keep-going to run the others"]
+    assert not (out / "results.json").exists()
+    r = harness(site, *args, "--keep-going")  # the others run; each failure is its own line
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
     origin = f"include:{tmp_path / 'tasks'}"
+    where = ("mine/badmetric: metric 'flaky': ZeroDivisionError: division by zero (template "
+             "io, bucket 6, item 0, seed 0; again: harness tasks sample mine/badmetric --bucket "
+             "6 --item 0 --seed 0 --template io; its stack: GENHARNESS_TRACEBACK=1)")
     assert errors == [
-        f"error: task mine/badgen ({origin}) failed in bad-plugins==0.3: "
-        "mine/badgen: generator 'zerodiv': ZeroDivisionError: division by zero",
-        f"error: task mine/badmetric ({origin}) failed in bad-plugins==0.3: "
-        "ZeroDivisionError: division by zero",
+        f"error: task mine/badgen ({origin}) failed in bad-plugins==0.3: {badgen}",
+        f"error: task mine/badmetric ({origin}) failed in bad-plugins==0.3: {where}",
         "error: 2 of 3 tasks failed (listed under 'failed' in results.json); the others are "
         "complete",
     ]
@@ -57,9 +69,9 @@ def test_failing_plugin_tasks_fail_alone_and_used_plugins_are_recorded(tmp_path:
     assert [t["task"] for t in res["tasks"]] == ["mine/good"]
     assert res["failed"] == [
         {"task": "mine/badgen", "origin": origin, "plugin": "plugin:bad-plugins==0.3",
-         "error": "mine/badgen: generator 'zerodiv': ZeroDivisionError: division by zero"},
+         "error": badgen},
         {"task": "mine/badmetric", "origin": origin, "plugin": "plugin:bad-plugins==0.3",
-         "error": "ZeroDivisionError: division by zero"},
+         "error": where},
     ]
     assert sorted(p.name for p in (out / "samples" / "mine").iterdir()) == ["good.jsonl"]
     assert res["environment"]["plugins"] == {"bad-plugins": "0.3", "scripted-model": "0.0.1"}

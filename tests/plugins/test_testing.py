@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import random
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.errors import TaskSpecError
+from harness.generators.registry import GENERATORS, generator
 from harness.requests import GenerateRequest, LoglikelihoodRequest
 from harness.testing import ScriptedLM, check_task_package, scripted_backend
+from tests.helpers import forget
 from tests.plugins.fakedist import task_yaml
 
 MC_TASK = """\
@@ -77,3 +82,44 @@ def test_check_task_package_reports_invalid_tasks(tmp_path: Path) -> None:
         check_task_package(tmp_path)
     with pytest.raises(AssertionError, match="no installed package has a 'harness.tasks' entry"):
         check_task_package("no-such-bench")
+
+
+
+_DRAWS = iter(range(10**6))
+
+
+def _clock(rng: random.Random, difficulty: int) -> dict[str, str]:
+    n = next(_DRAWS)  # state outside rng: a new item every time it is asked for
+    return {"text": f"{difficulty} {n}", "target": str(n)}
+
+
+def _gappy(rng: random.Random, difficulty: int) -> dict[str, str]:
+    item = {"text": "ab"[:difficulty], "target": "x"}
+    if difficulty > 2:
+        del item["text"]  # the template's field, missing on longer items
+    return item
+
+
+@pytest.fixture
+def _generators() -> Iterator[None]:
+    for name, fn in (("t37_clock", _clock), ("t37_gappy", _gappy)):
+        generator(name, difficulty="length", fields=("text", "target"))(fn)
+    yield
+    forget(GENERATORS, "t37_clock", "t37_gappy")
+
+
+@pytest.mark.usefixtures("_generators")
+@pytest.mark.parametrize(("name", "needle"), [
+    ("t37_clock", "generator 't37_clock' made item 2/0 differently twice"),
+    ("t37_gappy", "generator 't37_gappy' made item 3/0 without the field 'text' that template "
+                  "io reads (its fields: length, target)"),
+])
+def test_check_task_package_checks_determinism_and_fields(tmp_path: Path, name: str,
+                                                         needle: str) -> None:
+    """issue 37: a generator that does not take its randomness from rng, or whose items leave
+    out a field the templates read, is named by check_task_package."""
+    pkg = tmp_path / "pkg" / "bench"
+    pkg.mkdir(parents=True)
+    (pkg / "t.yaml").write_text(task_yaml("t", generator=name))
+    with pytest.raises(AssertionError, match=re.escape(needle)):
+        check_task_package(tmp_path / "pkg", output_dir=tmp_path / "out")

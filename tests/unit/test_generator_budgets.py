@@ -113,8 +113,13 @@ def test_a_slow_generator_fails_its_task_alone(tmp_path: Path,
     cfg = RunConfig(model="fake:x", tasks=["mine/slow", "lengthgen/copy"], limit_per_bucket=1,
                     output_dir=tmp_path / "run", include_paths=[tmp_path / "tasks"])
     lines: list[str] = []
+    with within(120), pytest.raises(HarnessError) as e:  # before the model loads (issue 37)
+        evaluate(cfg, model=FakeLM(lambda p: "x"), on_failure=lines.append)
+    assert "1 of 2 tasks failed the checks" in str(e.value) and "--keep-going" in str(e.value)
+    assert not lines and not (tmp_path / "run" / "results.json").exists()
     with within(120):
-        res = evaluate(cfg, model=FakeLM(lambda p: "x"), on_failure=lines.append)
+        res = evaluate(cfg, model=FakeLM(lambda p: "x"), on_failure=lines.append,
+                       keep_going=True)
     (line,) = lines
     assert line.startswith("task mine/slow (include:") and "generator 'string_rewriting': " \
         "making one item at difficulty 0 took over 1 s (the per-item time budget" in line, line

@@ -175,7 +175,9 @@ def test_validate_reports_bad_bases_and_tasks_in_subfolders(tmp_path: Path) -> N
     assert len(errors) == 2 and all("output.max_tokns: unknown key (did you mean 'max_tokens'?)"
                                     in ln for ln in errors)
     assert errors[0].startswith(f"error: {root / '_gen.yaml'}:7:")
-    assert errors[1].startswith(f"error: {root / 'deep' / 'er' / 't.yaml'}:")
+    # t.yaml's problem is in the file it includes: shown there, t.yaml named (issue 37, 4)
+    assert errors[1].startswith(f"error: {root / '_gen.yaml'}:7:")
+    assert errors[1].endswith(f" (included by {root / 'deep' / 'er' / 't.yaml'})")
     empty = tmp_path / "empty"
     empty.mkdir()
     r = run_harness("tasks", "validate", str(empty))
@@ -245,3 +247,21 @@ def test_analysis_params_checked_when_the_task_loads(tmp_path: Path, params: str
     r = run_harness("tasks", "validate", str(d / "t.yaml"))
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.strip() == f"error: {d / 't.yaml'}: {message}"
+
+
+def test_show_writes_several_lines_as_a_block_and_line_breaks_quoted(tmp_path: Path) -> None:
+    """`tasks show` printed a prompt of several lines, and `stop: ["\\n"]`, as folded quoted
+    YAML (issue 37, point 7); the output still loads back to the same spec."""
+    d = _write(tmp_path, {"t.yaml": BASE.replace('prompt: "Copy: {{ text }}"',
+                                                 'prompt: "Copy:\\n  {{ text }}\\n=>"')
+                          + "name: t\n"})
+    spec = load_spec(d / "t.yaml")
+    text = spec_yaml(spec, d / "t.yaml")
+    assert "  prompt: |-\n    Copy:\n      {{ text }}\n    =>\n" in text, text
+    assert 'stop: ["\\n"]' in text and 'separator: "\\n\\n"' in text
+    assert yaml.safe_load(text) == yaml.safe_load(spec_yaml(spec))
+    (d / "back.yaml").write_text(text)
+    again = load_spec(d / "back.yaml")
+    assert again.templates == spec.templates and again.output == spec.output
+    shown = spec_yaml(load_spec(REPO / "tasks" / "lengthgen" / "copy.yaml"))
+    assert "  prompt: |-\n    Copy the letters.\n    Input: {{ text }}\n    Output:\n" in shown

@@ -96,6 +96,10 @@ def test_validate_catches_it_in_one_line(tmp_path: Path, case: str) -> None:
     assert result.exit_code == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.output.strip().splitlines()
+    if case in ("huge_param", "huge_int_param"):  # another generator: its fields do not fit
+        # the template either, a second problem shown in the same pass (issue 37, point 2)
+        assert "templates.0.prompt: 'a' is not a field of generator" in lines[-1], lines
+        lines = lines[:-1]
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"error: {f}"), lines
     assert expected in lines[0], lines

@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.lm import LM, ModelIdentity, OnDone
+from harness.models.answer_bounds import answer_bytes
 from harness.models.openai.http import (
     ApiError,
     BadResponse,
@@ -43,6 +44,7 @@ from harness.models.openai.parse import (
     completion_text,
     continuation_score,
     decode_chat,
+    echo_bytes,
     encode_chat,
     model_list,
     prompt_logprobs,
@@ -253,7 +255,7 @@ class OpenAIModel(LM):
         )
 
         async def send(c: Client, r: GenerateRequest) -> GenerateResponse:
-            text, n = await c.call("POST", path, parse, bodies[r])
+            text, n = await c.call("POST", path, parse, bodies[r], answer_bytes(r.max_tokens))
             return GenerateResponse(trim_at_stop(text, r.stop), n)
 
         return self._map(
@@ -316,7 +318,8 @@ class OpenAIModel(LM):
                 lp, greedy, n = continuation_score(prompt_logprobs(data, prompt), len(r.context))
                 return LLResponse(logprob=lp, is_greedy=greedy, n_tokens=n)
 
-            return await c.call("POST", "completions", parse, self._echo_body(prompt))
+            return await c.call("POST", "completions", parse, self._echo_body(prompt),
+                                echo_bytes(prompt))
 
         return self._map("loglikelihood", requests, lambda i, r: r, send, on_done)
 
@@ -337,7 +340,8 @@ class OpenAIModel(LM):
             def parse(data: Any) -> float:
                 return rolling_score(prompt_logprobs(data, r.text))
 
-            return await c.call("POST", "completions", parse, self._echo_body(r.text))
+            return await c.call("POST", "completions", parse, self._echo_body(r.text),
+                                echo_bytes(r.text))
 
         return self._map("loglikelihood_rolling", requests, lambda i, r: r, send, on_done)
 

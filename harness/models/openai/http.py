@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})  # plus every 5xx
 MAX_RETRY_AFTER = 600.0  # seconds: a longer Retry-After is cut to this
+MAX_ANSWER_BYTES = 64 << 20  # an answer of a call that names no bound of its own
 
 
 class BadResponse(Exception):
@@ -56,6 +57,11 @@ class HTTPFailure(ApiError):
 
 class RetriesExhausted(ApiError):
     """A request that still failed after the last allowed retry."""
+
+
+class TooLarge(ApiError):
+    """An answer larger than its request allows, refused unread (never retried: a server that
+    ignores ``max_tokens`` does so again)."""
 
 
 def _reason(status: int) -> str:
@@ -182,11 +188,13 @@ class Client:
         path: str,
         parse: Callable[[Any], T],
         body: dict[str, Any] | None = None,
+        max_bytes: int = MAX_ANSWER_BYTES,
     ) -> T:
         """Send one request and return ``parse(json)``, retrying per the policy.
 
         ``parse`` raises :class:`BadResponse` for a 200 answer it cannot use; that is retried
-        like a server error (a load balancer's error page, a truncated body)."""
+        like a server error (a load balancer's error page, a truncated body). An answer body
+        over ``max_bytes`` is refused as soon as it passes that size (:class:`TooLarge`)."""
         url = self.url(path)
         shown = redact(url)
         retry = 0
@@ -195,8 +203,10 @@ class Client:
             self.attempts += 1
             try:
                 resp = await asyncio.wait_for(
-                    self._http.request(method, url, json=body), self.timeout
+                    self._bounded(method, url, body, max_bytes), self.timeout
                 )
+            except TooLarge as e:
+                raise TooLarge(f"{method} {shown} {e}") from None
             except (asyncio.TimeoutError, httpx.TimeoutException):
                 last = f"no answer within timeout={self.timeout:g} s"
             except httpx.ConnectError as e:
@@ -228,6 +238,31 @@ class Client:
             log.info("%s %s: %s; retry %d in %.2f s", method, shown, last, retry + 1, wait)
             await self._sleep(wait)
             retry += 1
+
+    async def _bounded(self, method: str, url: str, body: dict[str, Any] | None,
+                       max_bytes: int) -> httpx.Response:
+        """The answer, its body read up to ``max_bytes`` (``TooLarge`` past that)."""
+        async with self._http.stream(method, url, json=body) as resp:
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise TooLarge(_too_large(int(declared), max_bytes))
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in resp.aiter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise TooLarge(_too_large(None, max_bytes))
+                chunks.append(chunk)
+        headers = [(k, v) for k, v in resp.headers.multi_items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(resp.status_code, headers=headers, content=b"".join(chunks),
+                              request=resp.request)
+
+
+def _too_large(size: int | None, limit: int) -> str:
+    what = f"{size:,} bytes" if size is not None else f"more than {limit:,} bytes"
+    return (f"answered {what}, far more than the request allows (at most {limit:,}): the "
+            "server does not honour max_tokens, and the answer was refused unread")
 
 
 def _first(e: BaseException) -> str:

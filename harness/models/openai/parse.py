@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from harness.errors import HarnessError, did_you_mean
+from harness.models.answer_bounds import answer_bytes
 from harness.models.openai.http import BadResponse
 from harness.models.support import bad_arg
 
@@ -112,6 +113,12 @@ class OpenAIOptions:
 
 
 # -- reading answers ----------------------------------------------------------------------------
+
+
+def echo_bytes(text: str) -> int:
+    """The most bytes an echoed answer scoring ``text`` is taken to hold (each character may
+    be a token with its text, logprob, offset and top logprob)."""
+    return answer_bytes(1) + 1024 * len(text)
 
 
 def need(cond: bool, what: str) -> None:
