@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice, product
+from itertools import groupby, islice, product
 from pathlib import Path
 
 from harness.analyses.registry import run_analyses
@@ -126,6 +126,15 @@ def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
             )
 
 
+def _base_measured(scores: ScoreColumns, spec: TaskSpec, seed: int, template: str) -> bool:
+    """Whether the ID-exemplar report of ``template`` has a measurable gap: the matched-exemplar
+    control splits that gap, and at the floor or ceiling there is none to split, so its OOD
+    items are not asked again."""
+    reports = scores.reports(spec.gaps, seed, spec.scoring.metric)
+    base = next((r for r in reports if r.template == template and r.condition == ""), None)
+    return base is not None and base.gaps.status == "measured"
+
+
 @dataclass(frozen=True)
 class TaskOutcome:
     """A finished task: its results entry and phase timings."""
@@ -162,15 +171,21 @@ def _run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     scores = ScoreColumns(ref.address, inst.buckets)  # what the reports need of each sample
     try:
         stream = iter_prepared(spec, ref.address, inst, cfg, model)
-        while chunk := list(islice(stream, cfg.chunk_size)):
-            tc, cc = time.perf_counter(), time.process_time()
-            records = run_strategy(cfg.strategy, spec, ref.address, chunk, inst.pool, model)
-            t_model += time.perf_counter() - tc
-            cpu_model += time.process_time() - cc  # every thread of this process (the cost model)
-            for p, rec in zip(chunk, records, strict=True):
-                writer.write(rec)
-                scores.add(rec, ranks[p.position])
-            del records  # a chunk's records are on disk now: keep nothing of them
+        for (tpl, cond), segment in groupby(stream, key=lambda p: (p.template, p.condition)):
+            if cond == MATCHED and not _base_measured(scores, spec, cfg.seed, tpl):
+                if on_progress:  # a gap at the floor or ceiling has nothing to split
+                    on_progress(f"{ref.address}: matched-exemplar control not run for template "
+                                f"{tpl}: its ID-exemplar report has no measurable gap")
+                continue
+            while chunk := list(islice(segment, cfg.chunk_size)):
+                tc, cc = time.perf_counter(), time.process_time()
+                records = run_strategy(cfg.strategy, spec, ref.address, chunk, inst.pool, model)
+                t_model += time.perf_counter() - tc
+                cpu_model += time.process_time() - cc  # every thread of this process (costs)
+                for p, rec in zip(chunk, records, strict=True):
+                    writer.write(rec)
+                    scores.add(rec, ranks[p.position])
+                del records  # a chunk's records are on disk now: keep nothing of them
     finally:
         writer.close()
     t2 = time.perf_counter()

@@ -240,10 +240,30 @@ def test_a_task_file_can_ask_for_the_control_and_validate_refuses_it_without_exe
     [ref] = index.resolve(["mine/copy_matched"])
     cfg = RunConfig(model="scripted", tasks=[ref.address], limit_per_bucket=3, use_cache=False,
                     include_paths=[tmp_path / "tasks"], output_dir=tmp_path / "run")
-    evaluate(cfg, model=ScriptedLM("x"))
+    oracle = oracle_model(index.spec(ref), ref, cfg)
+
+    def short_only(prompt: str) -> str:  # right up to 8 letters: a measurable gap to split
+        last = prompt.rsplit("Input: ", 1)[-1].split("\n")[0].split()
+        return oracle._text(prompt) if len(last) <= 8 else "no"
+
+    evaluate(cfg, model=ScriptedLM(short_only))
     data = json.loads((tmp_path / "run" / "results.json").read_text())
     assert [t["condition"] for t in data["tasks"][0]["templates"]] == ["", MATCHED]
     r = subprocess.run([sys.executable, "-m", "harness", "tasks", "validate",
                         str(folder / "zero_matched.yaml")], capture_output=True, text=True)
     assert r.returncode != 0
     assert "fewshot.matched_control: needs exemplars" in r.stdout + r.stderr
+
+
+def test_the_control_is_not_run_where_there_is_no_gap_to_split(tmp_path: Path) -> None:
+    index = TaskIndex.build([])
+    [ref] = index.resolve(["lengthgen/copy"])
+    cfg = RunConfig(model="scripted:x", tasks=[ref.address], seed=1, limit_per_bucket=5,
+                    use_cache=False, matched_control=True, output_dir=tmp_path / "run")
+    model = ScriptedLM("x")  # wrong everywhere: at the floor, nothing to split
+    evaluate(cfg, model=model)
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    [task] = data["tasks"]
+    assert [t["condition"] for t in task["templates"]] == [""]
+    assert task["templates"][0]["gaps"]["status"] == "floor" and "shift" not in task
+    assert len(model.prompts) == task["templates"][0]["n"]  # no OOD item was asked again
