@@ -134,27 +134,44 @@ def _run_tasks(specs: list[tuple[TaskRef, TaskSpec]], model: LM, cfg: RunConfig,
     progress.current = None
 
 
-def _preflight(specs: list[tuple[TaskRef, TaskSpec]], progress: _Progress, keep_going: bool,
-               on_failure: Callable[[str], None] | None) -> list[tuple[TaskRef, TaskSpec]]:
-    """The tasks that pass ``check_task`` (record sources, one item per bucket of each
-    generator source); the others stop the run before the model loads (``HarnessError``: every
-    problem, one line each), or with ``keep_going`` are recorded as failed."""
+def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: _Progress,
+               keep_going: bool, on_failure: Callable[[str], None] | None
+               ) -> list[tuple[TaskRef, TaskSpec]]:
+    """The tasks that load (the task file and its schema) and pass ``check_task`` (record
+    sources, one item per bucket of each generator source), after the run's arguments are
+    checked against them (``check_run``); the others stop the run before the model loads
+    (``HarnessError``: every problem, one line each, then the same closing line whatever the
+    check), or with ``keep_going`` are recorded as failed."""
     from harness.tasks.item_checks import check_task
 
-    passed, problems = [], []
-    for ref, spec in specs:
+    loaded: list[tuple[TaskRef, TaskSpec]] = []
+    refused: dict[str, HarnessError] = {}
+    for ref in refs:
         try:
-            check_task(spec, ref.where if ref.spec is None else ref.address, ref.base_dir)
+            loaded.append((ref, index.spec(ref)))
         except HarnessError as e:
-            problems.extend(str(e).splitlines())
-            progress.failed.append(failure(ref, e))
-            if keep_going and on_failure:
-                on_failure(failure_line(progress.failed[-1]))
-                print_stack(e)
-        else:
-            passed.append((ref, spec))
+            refused[ref.address] = e
+    check_run(cfg, loaded)  # the run's arguments against the tasks that load
+    specs = {ref.address: spec for ref, spec in loaded}
+    passed, problems = [], []
+    for ref in refs:
+        error = refused.get(ref.address)
+        if error is None:
+            try:
+                check_task(specs[ref.address], ref.where if ref.spec is None else ref.address,
+                           ref.base_dir)
+            except HarnessError as e:
+                error = e
+            else:
+                passed.append((ref, specs[ref.address]))
+                continue
+        problems.extend(str(error).splitlines())
+        progress.failed.append(failure(ref, error))
+        if keep_going and on_failure:
+            on_failure(failure_line(progress.failed[-1]))
+            print_stack(error)
     if problems and (not keep_going or not passed):
-        n, total = len(progress.failed), len(specs)
+        n, total = len(progress.failed), len(refs)
         what = f"{n} of {total} tasks failed" if total > 1 else "the task failed"
         hint = "; fix them, or pass --keep-going to run the others" if n < total else ""
         raise HarnessError("\n".join([*problems, f"{what} the checks that harness tasks validate "
@@ -179,10 +196,9 @@ def evaluate(cfg: RunConfig, model: LM | None = None,
     t_start = time.perf_counter()
     index = index if index is not None else TaskIndex.build(cfg.include_paths)
     refs = index.resolve(cfg.tasks)
-    specs = [(ref, index.spec(ref)) for ref in refs]  # validate every task before loading a model
-    check_run(cfg, specs)  # and the run's arguments against them
-    progress = _Progress(total=len(specs))
-    specs = _preflight(specs, progress, keep_going, on_failure)  # what validate checks, too
+    progress = _Progress(total=len(refs))
+    # every task checked as validate checks it, and the run's arguments, before loading a model
+    specs = _preflight(cfg, index, refs, progress, keep_going, on_failure)
     files = {samples_path(cfg.output_dir, r.address).relative_to(cfg.output_dir).as_posix()
              for r, _ in specs}
     lock = claim(cfg, files, overwrite)  # before the model loads: a bad folder costs nothing

@@ -81,7 +81,7 @@ include: digitsum.yaml
 name: digitsum_steps
 items_from: mybench/digitsum  # the address of the task whose items it evaluates
 templates:
-  - {id: steps, prompt: "Add the digits one at a time: {{ list }}\nSum:"}
+  - {id: steps, prompt: "Add the digits one at a time: {{ digits }}\\nSum:"}
 ```
 
 The two must keep the same source, buckets and `fewshot` settings for the items to agree.

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from harness.errors import HarnessError, TaskSpecError, did_you_mean
 from harness.generators.registry import WORK_BUDGET, GeneratorInfo, estimate_work
+from harness.spec.buckets import Bucket, build_buckets
 from harness.spec.patterns import check_pattern
 from harness.spec.task import GeneratorSource, TaskSpec
 
@@ -97,7 +98,6 @@ def check_work(spec: TaskSpec, src: GeneratorSource, gen: GeneratorInfo, path: P
     """Each bucket's smallest and largest difficulty, with each grid point, within the
     generator's work budget (``harness.generators.registry.WORK_BUDGET``)."""
     from harness.items import grid_points
-    from harness.spec.buckets import build_buckets
 
     if gen.work is None:
         return
@@ -293,7 +293,6 @@ def check_pool(spec: TaskSpec, path: Path | str) -> None:
     """Few-shot k at most the exemplars a generator pool holds (items per pool bucket times the
     buckets a condition draws from)."""
     from harness.items import labels, pool_buckets
-    from harness.spec.buckets import build_buckets
 
     pool_src = spec.fewshot.source or spec.source
     if not isinstance(pool_src, GeneratorSource):
@@ -349,8 +348,7 @@ def _raise(problems: list[tuple[str, Exception]]) -> None:
 
 
 def _item_problems(spec: TaskSpec, path: Path | str) -> list[tuple[str, Exception]]:
-    from harness.items import GeneratedItems, pool_buckets
-    from harness.spec.buckets import build_buckets
+    from harness.items import pool_buckets
 
     buckets = build_buckets(spec.buckets, spec.roles)
     sources = [("source", spec.source, buckets),
@@ -358,8 +356,39 @@ def _item_problems(spec: TaskSpec, path: Path | str) -> list[tuple[str, Exceptio
     problems: list[tuple[str, Exception]] = []
     for key, src, where in sources:
         if isinstance(src, GeneratorSource) and where:
-            try:
-                GeneratedItems(spec, key, src, where, 0, 1, "validate")  # makes item 0 of each
-            except HarnessError as e:
-                problems.append((f"{path}: {_flat(str(e))}", e))
+            problem = _bucket_problem(spec, key, src, where, path)
+            if problem is not None:
+                problems.append(problem)
     return problems
+
+
+def _bucket_problem(spec: TaskSpec, key: str, src: GeneratorSource, buckets: list[Bucket],
+                    path: Path | str) -> tuple[str, Exception] | None:
+    """Item 0 of each bucket, in order, up to the first that fails, which the line names: at
+    ``buckets.values`` (or ``edges``) when another bucket works, so only this bucket's
+    difficulty is refused; at the source (the parameters) when the last bucket fails too."""
+    for pos, b in enumerate(buckets):
+        e = _make_first(spec, key, src, b)
+        if e is None:
+            continue
+        text = _flat(str(e))
+        also = _make_first(spec, key, src, buckets[-1]) if pos == 0 and len(buckets) > 1 \
+            else None
+        if pos == 0 and (len(buckets) == 1 or also is not None):  # not this bucket alone
+            tail = f"; bucket {buckets[-1].label} fails too" if also is not None else ""
+            return f"{path}: {text} (bucket {b.label}{tail})", e
+        at = "values" if spec.buckets.values is not None else "edges"
+        shown = text.removeprefix("source: ") if key == "source" else text
+        return f"{path}: buckets.{at}: bucket {b.label}: {shown}", e
+    return None
+
+
+def _make_first(spec: TaskSpec, key: str, src: GeneratorSource, b: Bucket) -> HarnessError | None:
+    """The error making item 0 of bucket ``b`` raises (the item the run makes first), if any."""
+    from harness.items import GeneratedItems
+
+    try:
+        GeneratedItems(spec, key, src, [b], 0, 1, "validate")
+    except HarnessError as e:
+        return e
+    return None

@@ -68,3 +68,32 @@ def test_the_plugin_guide_imports_only_the_api() -> None:
     assert set(_harness_imports(guide)) == {"harness.api"}
     named = set(re.findall(r"`(harness\.[a-z_]+(?:\.[a-z_]+)+)`", guide))
     assert not named, f"the guide names internal modules: {sorted(named)}"
+
+
+def test_the_guide_registers_the_scripted_backend_as_it_says(tmp_path: Path) -> None:
+    """The guide's conftest lines register a package-named scripted backend whose name is the
+    answer, and its pyproject lines name the same factory."""
+    import tomllib
+    from typer.testing import CliRunner
+
+    from harness.cli.main import app
+    from tests.helpers import forget
+
+    guide = (ROOT / "docs" / "writing-a-task-package.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(# tests/conftest.py\n.*?)```", guide, re.S)
+    toml = re.search(r"```toml\n(\[project.entry-points.\"harness.models\"\]\n"
+                     r"[a-z-]+-scripted = .*?)```", guide, re.S)
+    assert code and toml and "never plain `scripted`" in guide
+    (name, ref), = tomllib.loads(toml.group(1))["project"]["entry-points"]["harness.models"].items()
+    assert name == "mybench-scripted" and ref == "harness.api:scripted_backend"
+    exec(compile(code.group(1), "conftest.py", "exec"), {})
+    try:
+        assert api.BACKENDS.get(name) is api.scripted_backend
+        r = CliRunner().invoke(app, [
+            "eval", "--model", f"{name}:7", "--tasks", "lengthgen/addition", "--no-cache",
+            "--limit-per-bucket", "1", "--templates", "equation", "--output-dir", str(tmp_path)])
+    finally:
+        forget(api.BACKENDS, name)
+    assert r.exit_code == 0, r.output
+    (samples,) = (tmp_path / "samples").rglob("*.jsonl")
+    assert '"7"' in samples.read_text()

@@ -92,3 +92,40 @@ def test_traceback_shows_the_generators_own_stack(tmp_path: Path,
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err and ", in knight" in err, err
     assert "IndexError: bug: edge file reached" in err
+
+
+def board(rng: random.Random, difficulty: int) -> dict[str, Any]:
+    """A generator that refuses one size."""
+    if difficulty == 30:
+        raise ValueError("size 30 is too large for this board")
+    return {"text": str(rng.randrange(difficulty)), "target": "x"}
+
+
+def refuses_all(rng: random.Random, difficulty: int) -> dict[str, Any]:
+    raise ValueError("no board at all")
+
+
+def test_validate_names_the_bucket_whose_difficulty_the_generator_refuses(
+        tmp_path: Path) -> None:
+    generator("t37_board", difficulty="size", fields=("text", "target"))(board)
+    generator("t37_none", difficulty="size", fields=("text", "target"))(refuses_all)
+    try:
+        folder = tmp_path / "mine"
+        folder.mkdir()
+        one = TASK.replace("t37_knight", "t37_board")
+        (folder / "one.yaml").write_text(one.replace("[3, 8]", "[4, 8, 30]").replace(
+            "id_max: 3", "id_max: 4"))
+        (folder / "first.yaml").write_text(one.replace("{values: [3, 8]}", "{edges: [30, 31, 40]}")
+                                           .replace("id_max: 3", "id_max: 30"))
+        (folder / "every.yaml").write_text(TASK.replace("t37_knight", "t37_none"))
+        r = CliRunner().invoke(app, ["tasks", "validate", str(folder)])
+    finally:
+        forget(GENERATORS, "t37_board", "t37_none")
+    assert r.exit_code == 1
+    assert r.output.splitlines() == [
+        f"error: {folder / 'every.yaml'}: source: generator 't37_none': no board at all "
+        "(bucket 3; bucket 8 fails too)",
+        f"error: {folder / 'first.yaml'}: buckets.edges: bucket 30: generator 't37_board': "
+        "size 30 is too large for this board",
+        f"error: {folder / 'one.yaml'}: buckets.values: bucket 30: generator 't37_board': "
+        "size 30 is too large for this board"], r.output

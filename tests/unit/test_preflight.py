@@ -168,3 +168,34 @@ def test_a_files_source_that_is_missing_or_of_unknown_format_fails_validate(
         f"error: {folder / 'odd.yaml'}: source.path: cannot tell the format of "
         f"{folder / 'rows.txt'}; set source.format",
     ]
+
+
+def test_a_schema_error_is_refused_in_the_same_words_as_a_generator_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task file the schema refuses (here a template variable the generator does not make)
+    ends with the same closing line as a task whose generator fails, and --keep-going runs the
+    others past it too."""
+    folder = _tasks(tmp_path, typo=COPY.format(name="typo", params="").replace("text", "txt"),
+                    bad=COPY.format(name="bad", params=REFUSED),
+                    good=COPY.format(name="good", params=""))
+    (problem,) = CliRunner().invoke(app, ["tasks", "validate", str(folder / "typo.yaml")]
+                                    ).output.strip().splitlines()
+    _no_model(monkeypatch)
+    closing = ("the checks that harness tasks validate makes, so no model was loaded and nothing "
+               "ran")
+    with pytest.raises(HarnessError) as e:
+        evaluate(_cfg(tmp_path, "mine/typo"))
+    assert str(e.value).splitlines() == [problem.removeprefix("error: "),
+                                         f"the task failed {closing}"]
+    with pytest.raises(HarnessError) as e:
+        evaluate(_cfg(tmp_path, "mine/typo", "mine/bad", "mine/good"))
+    lines = str(e.value).splitlines()
+    assert lines[0] == problem.removeprefix("error: ") and "unique: length" in lines[1]
+    assert lines[2:] == [f"2 of 3 tasks failed {closing}; fix them, or pass --keep-going to run "
+                         "the others"]
+    monkeypatch.undo()
+    failed: list[str] = []
+    res = evaluate(_cfg(tmp_path, "mine/typo", "mine/good"), model=ScriptedLM("x"),
+                   on_failure=failed.append, keep_going=True)
+    assert [t.task for t in res.tasks] == ["mine/good"]
+    assert [f.task for f in res.failed] == ["mine/typo"] and "'txt'" in failed[0]

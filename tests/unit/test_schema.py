@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +155,45 @@ def test_each_problem_is_reported_once() -> None:
     assert _problems(task, no_axis) == ["$.card: 'axis' is a required property"]
     no_id = {**full, "templates": [{"prompt": "x"}]}
     assert _problems(task, no_id) == ["$.templates[0]: 'id' is a required property"]
+
+
+def _load_example_blocks() -> None:
+    """Register the example package's generator and metric, as its entry points would."""
+    import importlib.util
+
+    src = REPO / "examples" / "plugin-package" / "src" / "harness_example"
+    for part in ("generators", "metrics"):
+        spec = importlib.util.spec_from_file_location(f"_doc_example_{part}", src / f"{part}.py")
+        assert spec is not None and spec.loader is not None
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_the_task_examples_in_the_reference_validate(tmp_path: Path) -> None:
+    """Every task file docs/task-files.md shows (a ```yaml block headed ``# tasks/mybench/NAME``)
+    passes `harness tasks validate`, next to the example package's digitsum.yaml it includes."""
+    from typer.testing import CliRunner
+
+    from harness.answers.metrics import METRICS
+    from harness.cli.main import app
+    from harness.generators.registry import GENERATORS
+    from tests.helpers import forget
+
+    text = (REPO / "docs" / "task-files.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(# tasks/mybench/(\w+)\.yaml.*?)```", text, re.S)
+    assert {name for _, name in blocks} >= {"digitsum_long", "digitsum_steps"}, blocks
+    folder = tmp_path / "tasks" / "mybench"
+    folder.mkdir(parents=True)
+    shutil.copy(REPO / "examples" / "plugin-package" / "src" / "harness_example" / "tasks"
+                / "digitsum.yaml", folder)
+    for block, name in blocks:
+        (folder / f"{name}.yaml").write_text(block, encoding="utf-8")
+    steps = yaml.safe_load((folder / "digitsum_steps.yaml").read_text(encoding="utf-8"))
+    assert "\n" in steps["templates"][0]["prompt"]  # a real newline, not a folded space
+    _load_example_blocks()
+    try:
+        r = CliRunner().invoke(app, ["tasks", "validate", str(folder)])
+    finally:
+        forget(GENERATORS, "digit_list")
+        forget(METRICS, "digit_sum_match")
+    assert r.exit_code == 0, r.output
+    assert r.output.count("ok: ") == len(blocks) + 1, r.output

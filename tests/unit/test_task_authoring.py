@@ -118,7 +118,9 @@ def test_validate_makes_one_item_per_bucket_so_refused_parameters_fail_there(
         "per_bucket: 4}", "per_bucket: 4, params: {alphabet: ab, unique: true}}") + "name: u\n"})
     r = run_harness("tasks", "validate", str(d / "uniq.yaml"))
     assert r.returncode == 1, r.stdout
-    assert r.stderr == (f"error: {d / 'uniq.yaml'}: source: generator 'copy': unique: length "
+    # bucket 2 works, so the line names the first bucket whose difficulty is refused
+    assert r.stderr == (f"error: {d / 'uniq.yaml'}: buckets.values: bucket 3: generator 'copy': "
+                        "unique: length "
                         "must be 1-2 (the alphabet's distinct symbols), got 3\n")
     r = run_harness("tasks", "validate", "--no-items", str(d / "uniq.yaml"))
     assert r.returncode == 0 and r.stdout.startswith(f"ok: {d / 'uniq.yaml'}"), r.stderr
