@@ -228,7 +228,7 @@ def summary_command(
     board: Annotated[Path, typer.Argument(help="A built leaderboard folder.")],
     into: Annotated[  # noqa: UP007
         list[Path] | None,
-        typer.Option(help="A Markdown file whose '<!-- summary:BOARD:begin -->' … end block is "
+        typer.Option(help="A Markdown file whose summary:BOARD begin/end marker block is "
                           "rewritten (repeatable); default: print."),
     ] = None,
 ) -> None:

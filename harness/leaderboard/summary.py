@@ -82,6 +82,8 @@ def _split_table(board: Leaderboard) -> list[str]:
                 continue
             if r.status != "measured":
                 out.append(f"| {t.task} | {label[r.entry]} | {r.status} | | |")
+            elif r.gap is None:  # e.g. a task that evaluates one role (its own conditions)
+                out.append(f"| {t.task} | {label[r.entry]} | no ID − OOD gap | | |")
             elif r.difficulty is None or r.shift is None:
                 out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)} | no matched run | |")
             else:

@@ -66,9 +66,15 @@ def test_a_replayed_run_asks_the_model_only_for_what_is_new(tmp_path: Path, task
     assert "replay" not in second["run"]  # the folders a run read are not recorded
 
 
+def _short_only(prompt: str) -> str:
+    """Copies inputs of at most 8 letters: a measurable gap, so the matched control runs."""
+    letters = prompt.rsplit("Input: ", 1)[-1].split("\n")[0]
+    return letters if len(letters.split()) <= 8 else "no"
+
+
 def test_only_new_prompts_reach_the_model_and_other_models_are_refused(tmp_path: Path) -> None:
-    first = _run(tmp_path, "a", ["lengthgen/copy"], Weighed("x"))
-    grown = Weighed("x")
+    first = _run(tmp_path, "a", ["lengthgen/copy"], Weighed(_short_only))
+    grown = Weighed(_short_only)
     second = _run(tmp_path, "b", ["lengthgen/copy"], grown, replay=[tmp_path / "a"],
                   matched_control=True)
     n_base = first["tasks"][0]["templates"][0]["n"]
