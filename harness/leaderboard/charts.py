@@ -39,6 +39,17 @@ def _legend_positions(labels: Sequence[str], x0: int, y0: int, width: int) -> li
     return out
 
 
+def baseline_points(task: TaskBoard) -> list[tuple[int, float]]:
+    """(bucket position, baseline) of every evaluated bucket, from the first row that has
+    baselines: the best constant answer depends on the items, the same for every entry."""
+    pos = {b.label: i for i, b in enumerate(task.buckets)}
+    for row in task.rows:
+        if any(c.baseline is not None for c in row.buckets):
+            return [(pos[c.label], c.baseline) for c in row.buckets
+                    if c.label in pos and c.baseline is not None and c.n]
+    return []
+
+
 def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
               plot_height: int = 260) -> Markup:
     """Per-bucket accuracy: one line per entry with its Wilson 95% band; the ID/OOD boundary
@@ -78,9 +89,7 @@ def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
     parts.append(f'<text x="{left + pw / 2}" y="{top + ph + 34}" text-anchor="middle" '
                  f'font-size="12">{escape(task.difficulty_name)}</text>')
     pos = {lab: i for i, lab in enumerate(labels)}
-    base = next(([(pos[cl.label], cl.baseline) for cl in row.buckets
-                  if cl.label in pos and cl.baseline is not None and cl.n]
-                 for row in task.rows if any(cl.baseline is not None for cl in row.buckets)), [])
+    base = baseline_points(task)
     if base:  # the items' own floor: the best constant answer (the same items for every entry)
         d = " ".join(f"{'M' if n == 0 else 'L'}{_f(x(i) - pw / k / 2.5)},{_f(y(v))} "
                      f"L{_f(x(i) + pw / k / 2.5)},{_f(y(v))}"

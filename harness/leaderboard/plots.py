@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.leaderboard.board_file import Leaderboard, TaskBoard
-from harness.leaderboard.charts import color
+from harness.leaderboard.charts import baseline_points, color
 
 
 def task_file_stem(task: str) -> str:
@@ -63,10 +63,7 @@ def task_curve_png(board: Leaderboard, task: TaskBoard, path: Path,
                 ax.fill_between(xs, [100 * (c.ci_low or 0.0) for _, c in pts],
                                 [100 * (c.ci_high or 0.0) for _, c in pts], color=col,
                                 alpha=0.12, linewidth=0)
-        base = next(([(pos[c.label], c.baseline) for c in row.buckets
-                      if c.label in pos and c.baseline is not None and c.n]
-                     for row in task.rows if any(c.baseline is not None for c in row.buckets)),
-                    [])
+        base = baseline_points(task)
         if base:  # the items' own floor: the best constant answer on each bucket
             ax.hlines([100 * v for _, v in base], [i - 0.4 for i, _ in base],
                       [i + 0.4 for i, _ in base], colors="#888", linestyles="dashed",
