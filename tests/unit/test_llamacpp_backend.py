@@ -167,6 +167,57 @@ def test_f16_conversion(tiny_gguf: Path, lm: LlamaCppModel, tmp_path: Path) -> N
         half.close()
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "q8_0"])
+def test_other_conversions_run(tiny_gguf: Path, lm: LlamaCppModel, tmp_path: Path,
+                               dtype: str) -> None:
+    # on a CPU that lists AMX, llama.cpp's AMX kernels for Q8_0 died with an illegal
+    # instruction until the engine stopped loading weights into its extra buffer types
+    out = tmp_path / f"tiny-{dtype}.gguf"
+    weights.quantize(tiny_gguf, out, dtype)
+    other = LlamaCppModel(str(out), {"threads": "1"}, 2)
+    try:
+        assert other.identity.dtype == dtype.upper()
+        lls = [LoglikelihoodRequest(c, x) for c, x in LL]
+        assert [r.logprob for r in other.loglikelihood(lls)] == pytest.approx(
+            [r.logprob for r in lm.loglikelihood(lls)], abs=0.5)
+        assert other.generate([GenerateRequest(PROMPTS[0], 4)])[0].n_tokens > 0
+    finally:
+        other.close()
+
+
+def test_choices_share_their_context(lm: LlamaCppModel) -> None:
+    context = "Question: " + " ".join(PROMPTS) + "\nAnswer:"
+    choices = [" Paris", " Rome", " 12", " 125", " a b c"]
+    reqs = [LoglikelihoodRequest(context, c) for c in choices]
+    alone = [lm.loglikelihood([r])[0] for r in reqs]
+    fed = lm._engine.fed
+    together = lm.loglikelihood(reqs)
+    fed_together = lm._engine.fed - fed
+    context_tokens = len(lm._encode(context)[0])
+    # the context once, then each choice from where it parts from the one before
+    assert context_tokens < fed_together < context_tokens + 3 * len(choices)
+    # (a choice fed on its own rounds differently from one fed with its context: 1e-4 relative)
+    assert [r.logprob for r in together] == pytest.approx([r.logprob for r in alone], rel=3e-4)
+    assert [r.is_greedy for r in together] == [r.is_greedy for r in alone]
+    assert [r.n_tokens for r in together] == [r.n_tokens for r in alone]
+
+
+def test_prompts_reuse_a_shared_opening(tiny_gguf: Path) -> None:
+    shared = "Instructions: " + " ".join(PROMPTS) + "\n"
+    reqs = [GenerateRequest(shared + p, 3) for p in PROMPTS]
+    one = LlamaCppModel(str(tiny_gguf), {"threads": "1"}, 1)
+    try:
+        want = [one.generate([r])[0] for r in reqs]  # each alone: nothing to reuse
+        fed = one._engine.fed
+        got = one.generate(reqs)
+        fed_together = one._engine.fed - fed
+    finally:
+        one.close()
+    assert got == want
+    opening = len(one._encode(shared)[0])
+    assert fed_together < fed - (len(reqs) - 1) * (opening - 2)
+
+
 def test_alias_conversion_is_cached(tiny_gguf: Path) -> None:
     first = weights.converted(tiny_gguf, "tiny", "f16", None)
     mtime = first.stat().st_mtime_ns

@@ -14,10 +14,13 @@ at which weight type: :mod:`harness.models.llamacpp.weights`.
 - loglikelihood_rolling: disjoint windows of ``max_length`` predictions, as in ``hf:``.
 
 Every call runs its rows through one context of ``--batch-size`` sequences (auto: 8), new rows
-taking the place of finished ones (:mod:`harness.models.llamacpp.engine`).
+taking the place of finished ones (:mod:`harness.models.llamacpp.engine`). The choices of a
+multiple-choice item are one sequence: the context is fed once and each choice continues from
+where it parts from the one before; a row placed in a sequence that already holds its opening
+(a shared instruction or exemplars) feeds only the rest.
 ``--model-args``: ``threads`` (default: the cores this process may use), ``max_length``
-(tokens per sequence; default the model's context, at most 8192), ``dtype`` (``f16``/``f32``,
-the weight type an alias is converted to), ``add_bos_token``.
+(tokens per sequence; default the model's context, at most 8192), ``dtype`` (``f16``, ``f32``,
+``bf16``, ``q8_0``: the weight type an alias is converted to), ``add_bos_token``.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import numpy as np
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.lm import LM, ModelIdentity, OnDone
 from harness.models.gguf import quiet_progress
-from harness.models.llamacpp.engine import Engine, Job, log_softmax_at
+from harness.models.llamacpp.engine import Engine, Entry, Job, log_softmax_rows
 from harness.models.llamacpp.weights import CONVERTED, import_llama_cpp, resolve
 from harness.models.local import LocalLM, Row
 from harness.models.support import bad_arg, first_line, parse_bool, trim_at_stop
@@ -146,14 +149,15 @@ class LlamaCppModel(LocalLM):
                 on_done(job.key, resp)
 
         # longest prompts first, as hf: a long prompt does not start last and run alone
-        order = sorted(jobs, key=lambda j: -len(j.feed))
+        order = sorted(jobs, key=lambda j: -len(j.entries))
         self._engine.run(order, finish)
         return [out[k] for k in range(len(requests))]
 
     def _generation(self, key: int, req: GenerateRequest, occurrence: int) -> Job:
         prompt = self._prompt_ids(req)
         state = _Generation(req, self._eos, self._decode, occurrence)
-        return Job(key, prompt, [False] * (len(prompt) - 1) + [True], state)
+        last = len(prompt) - 1
+        return Job(key, [(t, p, p == last) for p, t in enumerate(prompt)], state)
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -171,21 +175,24 @@ class LlamaCppModel(LocalLM):
         return totals
 
     def _score(self, rows: list[Row], done: Callable[[int, float, bool], None]) -> None:
-        jobs = []
+        """Rows with the same context (a multiple-choice item's choices) run as one job: the
+        context is fed once and each choice continues from it."""
+        groups: dict[tuple[int, ...], list[int]] = {}
         for j, (toks, n) in enumerate(rows):
             if n == 0:
                 done(j, 0.0, True)
-                continue
-            feed = toks[:-1]
-            first = len(toks) - n - 1  # the logits after this token predict the first target
-            state = _Scoring(toks[len(toks) - n:])
-            jobs.append(Job(j, feed, [i >= first for i in range(len(feed))], state))
+            else:
+                groups.setdefault(tuple(toks[: len(toks) - n]), []).append(j)
+        jobs = [_scoring_job(k, [rows[j] for j in members], members)
+                for k, members in enumerate(groups.values())]
 
         def finish(job: Job) -> None:
             assert isinstance(job.consumer, _Scoring)
-            done(job.key, job.consumer.logprob, job.consumer.greedy)
+            for j, lp, greedy in job.consumer.results():
+                done(j, lp, greedy)
 
-        self._engine.run(sorted(jobs, key=lambda j: -len(j.feed)), finish)
+        # in token order: a job meets the opening it shares with the one before it
+        self._engine.run(sorted(jobs, key=lambda j: [e[0] for e in j.entries]), finish)
 
     def close(self) -> None:
         """Free llama.cpp's model and context."""
@@ -229,22 +236,56 @@ class _Generation:
         return [tok]
 
 
-class _Scoring:
-    """One scoring row: log-probabilities of its targets, summed as their logits arrive."""
+def _scoring_job(key: int, rows: list[Row], owners: list[int]) -> Job:
+    """One sequence for rows that share their context, walked as a token trie: the rows in
+    token order, each fed from where it parts from the one before (the engine rewinds the
+    sequence there), so every distinct prefix is fed once; a row's targets read the logits
+    of the entries on its path."""
+    order = sorted(range(len(rows)), key=lambda r: rows[r][0])
+    entries: list[Entry] = []
+    path: list[int] = []  # the entry at each position of the current row
+    readers: dict[int, list[tuple[int, int]]] = {}  # entry -> (row, target) it predicts
+    prev: list[int] = []
+    for r in order:
+        toks, n = rows[r]
+        feed = toks[:-1]
+        start = len(os.path.commonprefix([prev, feed]))
+        del path[start:]
+        for p in range(start, len(feed)):
+            path.append(len(entries))
+            entries.append((feed[p], p, False))
+        for p in range(len(toks) - n - 1, len(feed)):
+            tok, pos, _ = entries[path[p]]
+            entries[path[p]] = (tok, pos, True)
+            readers.setdefault(path[p], []).append((r, toks[p + 1]))
+        prev = feed
+    wanted = [readers[i] for i in sorted(readers)]
+    return Job(key, entries, _Scoring(wanted, owners))
 
-    def __init__(self, targets: list[int]) -> None:
-        self.targets = targets
+
+class _Scoring:
+    """The rows of one scoring job: log-probabilities of their targets, summed as their logits
+    arrive."""
+
+    def __init__(self, readers: list[list[tuple[int, int]]], owners: list[int]) -> None:
+        self.readers = readers
+        self.owners = owners
         self.seen = 0
-        self.logprob = 0.0
-        self.greedy = True
+        self.logprob = [0.0] * len(owners)
+        self.greedy = [True] * len(owners)
 
     def take(self, rows: np.ndarray) -> list[int]:
-        targets = self.targets[self.seen: self.seen + len(rows)]
-        lp, greedy = log_softmax_at(rows, targets)
-        self.logprob += lp
-        self.greedy = self.greedy and greedy
+        lse, top = log_softmax_rows(rows)
+        for i in range(len(rows)):
+            for r, target in self.readers[self.seen + i]:
+                self.logprob[r] += float(rows[i, target]) - float(lse[i])
+                self.greedy[r] = self.greedy[r] and int(top[i]) == target
         self.seen += len(rows)
         return []
+
+    def results(self) -> list[tuple[int, float, bool]]:
+        """(caller's row index, summed log-probability, every target greedy) per row."""
+        return list(zip(self.owners, self.logprob, self.greedy, strict=True))
 
 
 def _tokenizer(name: str, folder: str, gguf_file: str | None) -> Any:

@@ -1,49 +1,71 @@
-"""Many sequences through one llama.cpp context at a time.
+"""Many sequences through one llama.cpp context, each fed what it does not already hold.
 
-A ``Job`` is one sequence: tokens to feed, which of their logits it wants, and what it does
-with them (pick the next token, or add up log-probabilities). The engine keeps up to ``rows``
-jobs in flight, each in its own sequence of the KV cache (``max_length`` cells each, so any
-job fits), and every ``llama_decode`` call carries one token of each generating job and as many
-prompt tokens of the others as fit in ``n_batch``: a finished job frees its sequence at once
-and the next job starts in it (continuous batching), so a step costs what its live rows need.
-The weights are read once per step for all of them.
+A ``Job`` is one sequence's ``entries`` of (token, position, logits wanted) and a consumer of
+those logits (pick the next token, or add up log-probabilities). An entry whose position lies
+before the end of what the sequence holds rewinds it there first: the choices of a
+multiple-choice item are one job that feeds the context once, then each choice from where it
+leaves the one before (the cells of the shared part are kept, the rest dropped).
+
+The engine keeps up to ``rows`` jobs in flight, each in its own sequence of the KV cache
+(``max_length`` cells each, in position order, so a sequence's arithmetic never depends on its
+neighbours). Every ``llama_decode`` call carries one token of each generating job and as many
+prompt tokens of the others as fit in ``n_batch``; a finished job frees its sequence at once
+and the next job starts in it (continuous batching). A freed sequence keeps its cells for the
+rest of the call: the next job placed in it (the free sequence holding the longest common
+opening is chosen) feeds only what comes after that opening, so prompts that share a token
+prefix (a template's instruction, shared exemplars) do not feed it again. Reused cells hold
+exactly the tokens and positions the job would have fed; the position whose logits it needs
+first is always fed.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
 from harness.errors import HarnessError
 
 OUTPUT_BYTES = 1 << 28  # logits (4 bytes x vocabulary per wanted position) one call may return
+GGML_F32 = 0  # ggml_type of f32
+#: (token, position, logits wanted after it)
+Entry: TypeAlias = "tuple[int, int, bool]"
 
 
 class Consumer(Protocol):
     """What a job does with its logits."""
 
     def take(self, rows: np.ndarray) -> list[int]:
-        """The wanted logits of one call (one row each, in order; a view valid until the next
-        call) to the tokens to feed next (each with its logits wanted), or []."""
+        """The wanted logits of one call (one row each, in entry order; a view valid until the
+        next call) to the tokens to feed next (each with its logits wanted), or []."""
 
 
 @dataclass
 class Job:
-    """One sequence: ``feed`` tokens with ``want`` flags (logits wanted after that token), and
-    the ``consumer`` of those logits; the job is done when nothing is left to feed."""
+    """``entries`` of one sequence and the ``consumer`` of their wanted logits; the job is done
+    when nothing is left to feed."""
 
     key: int  # the caller's index
-    feed: list[int]
-    want: list[bool]
+    entries: list[Entry]
     consumer: Consumer
-    pos: int = 0
     seq: int = -1
-    queue: deque[tuple[int, bool]] = field(default_factory=deque)
+    queue: deque[Entry] = field(default_factory=deque)
+
+    def opening(self) -> list[int]:
+        """The tokens the job starts with, up to its first rewind or its first wanted logits."""
+        out: list[int] = []
+        for tok, pos, want in self.entries:
+            if pos != len(out):
+                break
+            out.append(tok)
+            if want:
+                break
+        return out
 
 
 class Engine:
@@ -57,6 +79,9 @@ class Engine:
         llama_cpp.llama_backend_init()
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = 0
+        # no AMX/repacked weight buffers: this build's AMX kernels die with an illegal
+        # instruction on a CPU that lists AMX (Q8_0, Q4_K files; bench/RESULTS.md)
+        mparams.use_extra_bufts = False
         self._model = llama_cpp.llama_model_load_from_file(path.encode(), mparams)
         if not self._model:
             raise HarnessError(f"{label}: llama.cpp could not load {path}")
@@ -65,6 +90,8 @@ class Engine:
         self.n_ctx_train = int(llama_cpp.llama_model_n_ctx_train(self._model))
         self.rows = 0
         self.n_batch = 0
+        self._held: list[list[int]] = []  # the tokens each sequence holds in the cache
+        self.fed = 0  # tokens fed so far (for tests and benches)
 
     def meta(self, key: str) -> str | None:
         """A GGUF metadata value as text (None when the file has no such key)."""
@@ -85,6 +112,7 @@ class Engine:
         cparams.n_threads = cparams.n_threads_batch = threads
         cparams.kv_unified = False  # each sequence attends to its own cells only
         cparams.swa_full = True  # sliding-window layers keep every cell: no position games
+        cparams.type_v = GGML_F32  # attention sums values in f32: cell order does not round
         cparams.no_perf = True
         self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)
         if not self._ctx:
@@ -93,6 +121,7 @@ class Engine:
                                "or --model-args max_length)")
         self._mem = llama_cpp.llama_get_memory(self._ctx)
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        self._held = [[] for _ in range(rows)]
 
     def close(self) -> None:
         """Free the batch, the context and the model."""
@@ -108,16 +137,17 @@ class Engine:
             self._model = None
 
     def run(self, jobs: Iterable[Job], done: Callable[[Job], None]) -> None:
-        """Run every job to its end, calling ``done(job)`` as each one finishes."""
+        """Run every job to its end, calling ``done(job)`` as each one finishes. Cells are
+        reused within a call only: what a call answers never depends on the calls before it."""
+        self._clear()
         pending = deque(jobs)
-        free = list(range(self.rows - 1, -1, -1))
+        free = list(range(self.rows))
         live: list[Job] = []
         try:
             while pending or live:
                 while pending and free:
                     job = pending.popleft()
-                    job.seq, job.pos = free.pop(), 0
-                    job.queue = deque(zip(job.feed, job.want, strict=True))
+                    self._place(job, free)
                     if not job.queue:
                         free.append(job.seq)
                         done(job)
@@ -134,38 +164,73 @@ class Engine:
                     if wants:
                         rows = self._logits(out, wants)
                         out += wants
-                        job.queue.extend((t, True) for t in job.consumer.take(rows))
+                        pos = job.entries[-1][1]
+                        for tok in job.consumer.take(rows):
+                            pos += 1
+                            job.entries.append((tok, pos, True))
+                            job.queue.append(job.entries[-1])
                 for job, _ in taken:
                     if not job.queue:
-                        self._ll.llama_memory_seq_rm(self._mem, job.seq, -1, -1)
                         free.append(job.seq)
                         live.remove(job)
                         done(job)
         finally:
-            for job in live:  # an error or interrupt: leave the cache empty for the next call
-                self._ll.llama_memory_seq_rm(self._mem, job.seq, -1, -1)
+            self._clear()
+
+    def _clear(self) -> None:
+        """Empty the KV cache."""
+        self._ll.llama_memory_clear(self._mem, True)
+        self._held = [[] for _ in range(self.rows)]
+
+    def _place(self, job: Job, free: list[int]) -> None:
+        """Give *job* the free sequence whose cells hold most of its opening, drop from it what
+        the job does not share, and queue the rest of its entries."""
+        opening = job.opening()
+        best = max(range(len(free)), key=lambda i: _common(self._held[free[i]], opening))
+        job.seq = free.pop(best)
+        # cells before the first position whose logits are wanted are reused; that one is fed
+        first = next((e[1] for e in job.entries if e[2]), len(opening))
+        keep = min(first, _common(self._held[job.seq], opening))
+        self._rewind(job.seq, keep)
+        job.queue = deque(job.entries[keep:])
+
+    def _rewind(self, seq: int, pos: int) -> None:
+        """Drop what *seq* holds from position *pos* on."""
+        if len(self._held[seq]) > pos:
+            self._ll.llama_memory_seq_rm(self._mem, seq, pos, -1)
+            del self._held[seq][pos:]
 
     def _fill(self, live: list[Job]) -> list[tuple[Job, int]]:
-        """Put the next tokens of the live jobs into the batch; (job, logits wanted) each."""
+        """Put the next tokens of the live jobs into the batch; (job, logits wanted) each. A job
+        that rewinds waits for the next call when it already has tokens in this one."""
         b = self._batch
         n = 0
         taken: list[tuple[Job, int]] = []
         for job in live:
             if n == self.n_batch:
                 break
-            wants = 0
+            held = self._held[job.seq]
+            wants = fed = 0
             while job.queue and n < self.n_batch:
-                tok, want = job.queue.popleft()
+                tok, pos, want = job.queue[0]
+                if pos != len(held):
+                    if fed:
+                        break
+                    self._rewind(job.seq, pos)
+                job.queue.popleft()
                 b.token[n] = tok
-                b.pos[n] = job.pos
+                b.pos[n] = pos
                 b.n_seq_id[n] = 1
                 b.seq_id[n][0] = job.seq
                 b.logits[n] = want
-                job.pos += 1
+                held.append(tok)
                 wants += want
+                fed += 1
                 n += 1
-            taken.append((job, wants))
+            if fed:
+                taken.append((job, wants))
         b.n_tokens = n
+        self.fed += n
         return taken
 
     def _decode(self) -> None:
@@ -183,13 +248,23 @@ class Engine:
         return np.ctypeslib.as_array(start, shape=(count, self.vocab))
 
 
+def _common(a: list[int], b: list[int]) -> int:
+    """Length of the common prefix of two token lists."""
+    return len(os.path.commonprefix([a, b]))
+
+
+def log_softmax_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's log-sum-exp (float64) and argmax."""
+    x = rows.astype(np.float64)
+    top = x.max(axis=1)
+    return top + np.log(np.exp(x - top[:, None]).sum(axis=1)), x.argmax(axis=1)
+
+
 def log_softmax_at(rows: np.ndarray, targets: list[int]) -> tuple[float, bool]:
     """Sum of the log-probabilities of *targets* under *rows* (float64), and whether each is
     its row's argmax."""
-    x = rows.astype(np.float64)
-    top = x.max(axis=1)
-    lse = top + np.log(np.exp(x - top[:, None]).sum(axis=1))
+    lse, top = log_softmax_rows(rows)
     idx = np.arange(len(targets))
-    picked = x[idx, targets]
-    greedy = bool(np.all(x.argmax(axis=1) == np.asarray(targets)))
+    picked = rows[idx, targets].astype(np.float64)
+    greedy = bool(np.all(top == np.asarray(targets)))
     return float((picked - lse).sum()), greedy

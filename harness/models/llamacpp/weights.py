@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 #: the shipped files' quantization, as the suffix of the name that runs them unconverted
 SHIPPED = {"smollm2-135m": "q4_1", "gemma3-270m": "q4_k_m"}
 #: the weight types an alias can be converted to (``--model-args dtype=``)
-CONVERTED = ("f16", "f32")
+CONVERTED = ("f16", "f32", "bf16", "q8_0")
 _LOG_CALLBACK: Any = None  # kept alive here: llama.cpp holds a pointer to it
 
 
@@ -144,8 +144,9 @@ def quantize(source: Path, target: Path, dtype: str) -> None:
     ``llama_model_quantize``; 1-D tensors keep their F32)."""
     llama_cpp = import_llama_cpp(source.name)
     params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = (llama_cpp.LLAMA_FTYPE_MOSTLY_F16 if dtype == "f16"
-                    else llama_cpp.LLAMA_FTYPE_ALL_F32)
+    params.ftype = {"f16": llama_cpp.LLAMA_FTYPE_MOSTLY_F16, "f32": llama_cpp.LLAMA_FTYPE_ALL_F32,
+                    "bf16": llama_cpp.LLAMA_FTYPE_MOSTLY_BF16,
+                    "q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0}[dtype]
     params.allow_requantize = True  # dequantize the 4-bit tensors
     params.quantize_output_tensor = True  # the output matrix at dtype too
     params.pure = True  # every tensor at dtype, no per-tensor mixture
