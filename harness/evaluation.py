@@ -142,7 +142,8 @@ def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: 
     checked against them (``check_run``); the others stop the run before the model loads
     (``HarnessError``: every problem, one line each, then the same closing line whatever the
     check), or with ``keep_going`` are recorded as failed."""
-    from harness.tasks.item_checks import check_task
+    from harness.tasks.origins import merge_includers
+    from harness.tasks.task_checks import check_task
 
     loaded: list[tuple[TaskRef, TaskSpec]] = []
     refused: dict[str, HarnessError] = {}
@@ -174,8 +175,9 @@ def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: 
         n, total = len(progress.failed), len(refs)
         what = f"{n} of {total} tasks failed" if total > 1 else "the task failed"
         hint = "; fix them, or pass --keep-going to run the others" if n < total else ""
-        raise HarnessError("\n".join([*problems, f"{what} the checks that harness tasks validate "
-                                       f"makes, so no model was loaded and nothing ran{hint}"]))
+        raise HarnessError("\n".join([  # a problem of a file several tasks include: once
+            *merge_includers(problems), f"{what} the checks that harness tasks validate makes, "
+            f"so no model was loaded and nothing ran{hint}"]))
     return passed
 
 

@@ -89,8 +89,10 @@ The two must keep the same source, buckets and `fewshot` settings for the items 
 An `include:` path is relative to the file that names it. A problem in a key that an included
 file gives is shown at that file's path and line, naming the file that includes it
 (`moves.yaml:36: fewshots: unknown key (did you mean 'fewshot'?) (included by
-moves_stepwise.yaml)`); every problem of a file is shown in one pass (a misspelt key does not
-hide a template variable that the generator does not make).
+moves_stepwise.yaml)`), once however many files include it (`(included by a.yaml,
+b.yaml)`); every problem of a file is shown in one pass (a misspelt key does not hide a
+template variable that the generator does not make), each at the line of its key, whether the
+schema, a registry, the generator or its first items found it.
 
 ## Building blocks
 
