@@ -291,6 +291,7 @@ def validate(
     from harness.tasks.loader import load_spec, validate_base
     from harness.tasks.origins import merge_includers, problem_of
     from harness.tasks.task_checks import check_task
+    from harness.tasks.variants import files_finder
 
     found: list[tuple[str, list[str]]] = []  # each file's "ok" line, or its problems
     for f in _task_files(paths):
@@ -300,7 +301,9 @@ def validate(
                 found.append((f"ok: {f} (base for include:, {n} key(s))", []))
             else:
                 spec = load_spec(f)
-                check_task(spec, f, f.parent, items=not no_items)  # as eval checks it
+                check_task(spec, f, f.parent, items=not no_items,  # as eval checks it
+                           find=files_finder(f), hint=lambda name: " (looked for it in the "
+                           "folders above this file and among built-in and installed tasks)")
                 found.append((f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))", []))
         except HarnessError as e:
             found.append(("", str(e).splitlines() or [type(e).__name__]))
