@@ -47,6 +47,7 @@ from harness.rundir import OutputError, abandon, claim, finish
 from harness.runner import check_run, run_task
 from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
+from harness.tasks.origins import merge_includers
 from harness.tasks.refs import TaskRef
 
 
@@ -138,11 +139,11 @@ def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: 
                keep_going: bool, on_failure: Callable[[str], None] | None
                ) -> list[tuple[TaskRef, TaskSpec]]:
     """The tasks that load (the task file and its schema) and pass ``check_task`` (record
-    sources, one item per bucket of each generator source), after the run's arguments are
-    checked against them (``check_run``); the others stop the run before the model loads
-    (``HarnessError``: every problem, one line each, then the same closing line whatever the
-    check), or with ``keep_going`` are recorded as failed."""
-    from harness.tasks.origins import merge_includers
+    sources, one item per bucket of each generator source, ``items_from``), after the run's
+    arguments are checked against them (``check_run``); the others stop the run before the
+    model loads (``HarnessError``: every problem, one line each, a problem of a file several
+    tasks include once, then the same closing line whatever the check), or with
+    ``keep_going`` are recorded as failed."""
     from harness.tasks.task_checks import check_task
     from harness.tasks.variants import index_finder
 
