@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from harness.cache_paths import responses_dir
 from harness.config import RunConfig
-from harness.errors import HarnessError, Interrupted, print_stack
+from harness.errors import HarnessError, Interrupted, did_you_mean, print_stack
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line
 from harness.lm import LM
 from harness.models.answer_bounds import BoundedLM
@@ -47,6 +47,7 @@ from harness.rundir import OutputError, abandon, claim, finish
 from harness.runner import check_run, run_task
 from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
+from harness.tasks.origins import merge_includers
 from harness.tasks.refs import TaskRef
 
 
@@ -138,11 +139,13 @@ def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: 
                keep_going: bool, on_failure: Callable[[str], None] | None
                ) -> list[tuple[TaskRef, TaskSpec]]:
     """The tasks that load (the task file and its schema) and pass ``check_task`` (record
-    sources, one item per bucket of each generator source), after the run's arguments are
-    checked against them (``check_run``); the others stop the run before the model loads
-    (``HarnessError``: every problem, one line each, then the same closing line whatever the
-    check), or with ``keep_going`` are recorded as failed."""
-    from harness.tasks.item_checks import check_task
+    sources, one item per bucket of each generator source, ``items_from``), after the run's
+    arguments are checked against them (``check_run``); the others stop the run before the
+    model loads (``HarnessError``: every problem, one line each, a problem of a file several
+    tasks include once, then the same closing line whatever the check), or with
+    ``keep_going`` are recorded as failed."""
+    from harness.tasks.task_checks import check_task
+    from harness.tasks.variants import index_finder
 
     loaded: list[tuple[TaskRef, TaskSpec]] = []
     refused: dict[str, HarnessError] = {}
@@ -159,7 +162,9 @@ def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: 
         if error is None:
             try:
                 check_task(specs[ref.address], ref.where if ref.spec is None else ref.address,
-                           ref.base_dir)
+                           ref.base_dir, find=index_finder(index), address=ref.address,
+                           hint=lambda name: did_you_mean(name, index.refs) + " (not a built-in "
+                           "or installed task: pass the folder it is in with --include-path)")
             except HarnessError as e:
                 error = e
             else:
@@ -174,8 +179,9 @@ def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: 
         n, total = len(progress.failed), len(refs)
         what = f"{n} of {total} tasks failed" if total > 1 else "the task failed"
         hint = "; fix them, or pass --keep-going to run the others" if n < total else ""
-        raise HarnessError("\n".join([*problems, f"{what} the checks that harness tasks validate "
-                                       f"makes, so no model was loaded and nothing ran{hint}"]))
+        raise HarnessError("\n".join([  # a problem of a file several tasks include: once
+            *merge_includers(problems), f"{what} the checks that harness tasks validate makes, "
+            f"so no model was loaded and nothing ran{hint}"]))
     return passed
 
 

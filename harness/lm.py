@@ -106,6 +106,11 @@ class LM(ABC):
             f"--apply-chat-template: backend {self.identity.backend!r} has no chat template"
         )
 
+    def loaded_as(self, prefix: str) -> None:  # noqa: B027 - optional hook
+        """Called by ``load_model`` with the ``--model`` prefix the model was loaded under: a
+        factory that may be registered under any name (``scripted_backend``) names that prefix
+        as its ``identity.backend``, so runs of two such backends are not confused."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (engines, server connections)."""
 

@@ -46,7 +46,9 @@ __all__ = ["ScriptedLM", "TaskCheck", "check_task_package", "oracle_model", "scr
 class ScriptedLM(LM):
     """A deterministic stand-in model: answers come from a function of the prompt, a table
     prompt → answer (unknown prompts: ``default``) or one fixed string; continuations are scored
-    by ``score(context, continuation)`` or a table (unknown pairs: minus their length)."""
+    by ``score(context, continuation)`` or a table (unknown pairs: minus their length).
+    ``name`` and ``backend`` make its ``identity`` (``backend``: the prefix ``load_model``
+    loaded it under, when it did)."""
 
     def __init__(
         self,
@@ -55,16 +57,21 @@ class ScriptedLM(LM):
         *,
         name: str = "scripted",
         default: str = "",
+        backend: str = "scripted",
     ) -> None:
         self._answer = answer
         self._score = score
         self._name = name
+        self._backend = backend  # identity.backend: the prefix it was loaded under
         self._default = default
         self.prompts: list[str] = []  # every prompt seen, in call order
 
     @property
     def identity(self) -> ModelIdentity:
-        return ModelIdentity(backend="scripted", name=self._name)
+        return ModelIdentity(backend=self._backend, name=self._name)
+
+    def loaded_as(self, prefix: str) -> None:
+        self._backend = prefix  # e.g. "mybench-scripted", registered with scripted_backend
 
     def _text(self, prompt: str) -> str:
         if isinstance(self._answer, str):
@@ -119,7 +126,9 @@ class ScriptedLM(LM):
 def scripted_backend(name: str, model_args: dict[str, str],
                      batch_size: int | Literal["auto"]) -> ScriptedLM:
     """A ``harness.models`` factory: ``scripted:empty`` answers nothing, ``scripted:TEXT``
-    always answers TEXT (useful to run the CLI end to end without a real model)."""
+    always answers TEXT (useful to run the CLI end to end without a real model). Registered
+    under a name of a package's own (``mybench-scripted``), its runs record that name as their
+    backend (``ModelIdentity.backend``, loaded through ``load_model``)."""
     return ScriptedLM("" if name == "empty" else name, name=name)
 
 

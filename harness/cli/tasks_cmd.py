@@ -288,24 +288,35 @@ def validate(
     generator source; one line per file, every problem of a file shown; exits 1 if any is
     invalid."""
     _restrict(restrict_paths)
-    from harness.tasks.item_checks import check_task
     from harness.tasks.loader import load_spec, validate_base
+    from harness.tasks.origins import merge_includers, problem_of
+    from harness.tasks.task_checks import check_task
+    from harness.tasks.variants import files_finder
 
-    bad = 0
+    found: list[tuple[str, list[str]]] = []  # each file's "ok" line, or its problems
     for f in _task_files(paths):
         try:
             if f.name.startswith("_"):
                 n = validate_base(f)
-                typer.echo(f"ok: {f} (base for include:, {n} key(s))")
+                found.append((f"ok: {f} (base for include:, {n} key(s))", []))
             else:
                 spec = load_spec(f)
-                check_task(spec, f, f.parent, items=not no_items)  # as eval checks it
-                typer.echo(f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))")
+                check_task(spec, f, f.parent, items=not no_items,  # as eval checks it
+                           find=files_finder(f), hint=lambda name: " (looked for it in the "
+                           "folders above this file and among built-in and installed tasks)")
+                found.append((f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))", []))
         except HarnessError as e:
-            bad += 1
-            for line in str(e).splitlines():
-                typer.echo(f"error: {line}", err=True)
-    if bad:
+            found.append(("", str(e).splitlines() or [type(e).__name__]))
+    # a problem of a file that several include: once, where it first shows, naming them all
+    merged = {problem_of(line): line for line in merge_includers(
+        [line for _, lines in found for line in lines])}
+    for ok, lines in found:
+        if ok:
+            typer.echo(ok)
+        for line in lines:
+            if problem_of(line) in merged:
+                typer.echo(f"error: {merged.pop(problem_of(line))}", err=True)
+    if any(lines for _, lines in found):
         raise typer.Exit(1)
 
 

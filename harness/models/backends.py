@@ -94,7 +94,12 @@ def load_model(spec: str, model_args: dict[str, str], batch_size: int | Literal[
         from harness.models.hub import check_hub_name
 
         check_hub_name(name, model_args)
-    return BACKENDS.get(prefix)(name, dict(model_args), batch_size)
+    model = BACKENDS.get(prefix)(name, dict(model_args), batch_size)
+    from harness.lm import LM
+
+    if isinstance(model, LM):  # (a plugin's duck-typed model has no hook)
+        model.loaded_as(prefix)  # its identity names the prefix it was invoked under
+    return model
 
 
 def parse_model_args(text: str) -> dict[str, str]:

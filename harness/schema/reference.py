@@ -84,13 +84,26 @@ templates:
   - {id: steps, prompt: "Add the digits one at a time: {{ digits }}\\nSum:"}
 ```
 
-The two must keep the same source, buckets and `fewshot` settings for the items to agree.
+The variant's items are still made from its own `source`, `buckets` and (for files and
+datasets) `fields.id`, `fields.difficulty` and `fields.difficulty_pattern`, under the named
+task's item ids and seeds: these must be the named task's, or its items would be other
+questions that `harness compare` could pair as the same ones. `harness tasks validate` and
+`harness eval` refuse such a variant, in one line at its `items_from` key (`digitsum_steps.yaml:4:
+items_from: buckets differ from mybench/digitsum's (buckets.values [...] here, [...] in
+mybench/digitsum), so its items would not be mybench/digitsum's, though they carry its item
+ids; ...`), and likewise a name that is no task, or a task whose own `items_from` names a
+third (name that one). Everything else may differ: templates, output, scoring, `fewshot`
+(other exemplars for the same items; the same settings give the same ones) and
+`source.per_bucket` (item j of a bucket is the same item whatever the count; runs pair where
+they hold the same items, e.g. both with `--limit-per-bucket`).
 
 An `include:` path is relative to the file that names it. A problem in a key that an included
 file gives is shown at that file's path and line, naming the file that includes it
 (`moves.yaml:36: fewshots: unknown key (did you mean 'fewshot'?) (included by
-moves_stepwise.yaml)`); every problem of a file is shown in one pass (a misspelt key does not
-hide a template variable that the generator does not make).
+moves_stepwise.yaml)`), once however many files include it (`(included by a.yaml,
+b.yaml)`); every problem of a file is shown in one pass (a misspelt key does not hide a
+template variable that the generator does not make), each at the line of its key, whether the
+schema, a registry, the generator or its first items found it.
 
 ## Building blocks
 

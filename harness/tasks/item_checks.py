@@ -317,37 +317,15 @@ def check_items(spec: TaskSpec, path: Path | str) -> None:
     of its own), each within the per-item time budget: a generator that fails or runs too long
     with these parameters is a ``TaskSpecError`` naming the file and the source (both sources'
     problems, when both fail)."""
-    _raise(_item_problems(spec, path))
+    raise_problems(item_problems(spec, path))
 
 
-def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = True) -> None:
-    """Everything ``harness eval`` checks of a loaded task before any model loads, and
-    ``harness tasks validate`` with it: each record source (a local data file of a known
-    format, a regular file within its size bound: never a device such as ``/dev/zero``; inside
-    ``--restrict-paths``) and, with ``items``, one item per bucket of each generator source
-    (``check_items``). A ``TaskSpecError`` lists every problem, one line each."""
-    from harness.sources.read import check_source
-
-    problems: list[tuple[str, Exception]] = []
-    for key, src in (("source", spec.source), ("fewshot.source", spec.fewshot.source)):
-        if src is not None and not isinstance(src, GeneratorSource):
-            try:
-                check_source(src, base_dir)
-            except HarnessError as e:
-                text = _flat(str(e))
-                problems.append((f"{path}: {key}.{text.removeprefix('source.')}"
-                                 if text.startswith("source.") else f"{path}: {key}: {text}", e))
-    if items:
-        problems += _item_problems(spec, path)
-    _raise(problems)
-
-
-def _raise(problems: list[tuple[str, Exception]]) -> None:
+def raise_problems(problems: list[tuple[str, Exception]]) -> None:
     if problems:  # the first cause kept: the plugin that raised can be named, its stack shown
         raise TaskSpecError("\n".join(line for line, _ in problems)) from problems[0][1]
 
 
-def _item_problems(spec: TaskSpec, path: Path | str) -> list[tuple[str, Exception]]:
+def item_problems(spec: TaskSpec, path: Path | str) -> list[tuple[str, Exception]]:
     from harness.items import pool_buckets
 
     buckets = build_buckets(spec.buckets, spec.roles)

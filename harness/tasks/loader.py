@@ -323,6 +323,20 @@ def load_spec(path: str | Path) -> TaskSpec:
     return spec
 
 
+def placed(path: Path | str, lines: list[str]) -> list[str]:
+    """Problem lines ``<path>: key.path: problem`` of the task file ``path``, each put at the
+    file and line that give its key (``KeySources.relocate``); as they are where ``path`` is
+    not a file (a spec given in code)."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            return lines
+        sources = _sources(p)
+    except (OSError, ValueError, TaskSpecError):
+        return lines
+    return [sources.relocate(line) for line in lines]
+
+
 def _sources(p: Path) -> KeySources:
     return KeySources(p, lambda f: read_yaml(f, with_node=True))
 

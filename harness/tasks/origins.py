@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +118,43 @@ class KeySources:
             return text
         loc = tuple(int(p) if p.isdigit() else p for p in key.split("."))
         shown, line, by, _ = self.locate(loc)
-        if not by:
+        if not by and not line:
             return text
         return f"{shown}:{line}: {rest}{by}" if line else f"{shown}: {rest}{by}"
+
+
+_INCLUDED_BY = re.compile(r"(?P<head>.*) \(included by (?P<chain>[^()]*)\)")
+
+
+def merge_includers(lines: Iterable[str]) -> list[str]:
+    """Problem lines with each problem once: the lines of one problem in an included file,
+    which every task file that includes it reports (``... (included by a.yaml)``, ``...
+    (included by b.yaml)``, and the file's own validation without the suffix), become one
+    line naming every includer (``... (included by a.yaml, b.yaml)``); first-seen order."""
+    chains: dict[str, list[tuple[str, ...]]] = {}
+    for line in lines:
+        m = _INCLUDED_BY.fullmatch(line)
+        seen = chains.setdefault(problem_of(line), [])
+        chain = tuple(m["chain"].split(", included by ")) if m else None
+        if chain is not None and chain not in seen:
+            seen.append(chain)
+    return [head + _by(found) for head, found in chains.items()]
+
+
+def problem_of(line: str) -> str:
+    """A problem line without its `` (included by ...)``: what ``merge_includers`` merges by."""
+    m = _INCLUDED_BY.fullmatch(line)
+    return m["head"] if m else line
+
+
+def _by(chains: list[tuple[str, ...]]) -> str:
+    """`` (included by ...)`` for the include chains (nearest includer first) of one file:
+    chains that differ only in the task file share their start (``mid.yaml, included by
+    a.yaml, b.yaml``); others are separated by ``;``."""
+    if not chains:
+        return ""
+    tops: dict[tuple[str, ...], list[str]] = {}
+    for chain in chains:
+        tops.setdefault(chain[:-1], []).append(chain[-1])
+    parts = [", included by ".join([*start, ", ".join(ends)]) for start, ends in tops.items()]
+    return f" (included by {'; '.join(parts)})"

@@ -42,7 +42,7 @@ def test_failing_plugin_tasks_fail_alone_and_used_plugins_are_recorded(tmp_path:
             "--include-path", str(tmp_path / "tasks"), "--limit-per-bucket", "2",
             "--output-dir", str(out)]
     # the generator fails the checks validate makes: the run stops before the model loads
-    badgen = f"{tasks / 'badgen.yaml'}: buckets.values: bucket 6: generator 'zerodiv': " \
+    badgen = f"{tasks / 'badgen.yaml'}:5: buckets.values: bucket 6: generator 'zerodiv': " \
         "ZeroDivisionError: division by zero"
     r = harness(site, *args)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr

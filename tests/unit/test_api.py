@@ -97,3 +97,38 @@ def test_the_guide_registers_the_scripted_backend_as_it_says(tmp_path: Path) -> 
     assert r.exit_code == 0, r.output
     (samples,) = (tmp_path / "samples").rglob("*.jsonl")
     assert '"7"' in samples.read_text()
+
+
+def test_a_scripted_backend_under_a_package_name_is_recorded_under_that_name(
+        tmp_path: Path) -> None:
+    """Issue 37, third trial: registered as ``mybench-scripted`` through ``harness.api``, the
+    scripted backend's runs say ``mybench-scripted`` in results.json, not ``scripted``; two such
+    backends' runs (and cached answers) are not confused."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from harness.cli.main import app
+    from tests.helpers import forget
+
+    api.BACKENDS.add("mybench-scripted", api.scripted_backend)
+    api.BACKENDS.add("otherpkg-scripted", api.scripted_backend)
+    try:
+        models, hits = [], []
+        for name in ("mybench-scripted", "otherpkg-scripted"):
+            out = tmp_path / name
+            r = CliRunner().invoke(app, [
+                "eval", "--model", f"{name}:7", "--tasks", "lengthgen/addition",
+                "--limit-per-bucket", "1", "--templates", "equation", "--output-dir", str(out),
+                "--cache-dir", str(tmp_path / "cache")])
+            assert r.exit_code == 0, r.output
+            results = json.loads((out / "results.json").read_text())
+            models.append(results["model"])
+            hits.append(results["cache"]["hits"])
+    finally:
+        forget(api.BACKENDS, "mybench-scripted")
+        forget(api.BACKENDS, "otherpkg-scripted")
+    assert [(m["backend"], m["name"]) for m in models] == [
+        ("mybench-scripted", "7"), ("otherpkg-scripted", "7")]
+    assert hits == [0, 0]  # the second backend's answers are its own, not the first's
+    assert api.scripted_backend("7", {}, 1).identity.backend == "scripted"  # called directly

@@ -53,7 +53,7 @@ def test_validate_refuses_parameters_that_would_hang(tmp_path: Path, case: str) 
         result = CliRunner().invoke(app, ["tasks", "validate", str(f)])
     assert result.exit_code == 1, result.output
     (line,) = result.output.strip().splitlines()
-    assert line.startswith(f"error: {f}: ") and expected in line, line
+    assert line.startswith(f"error: {f}:3: ") and expected in line, line
 
 
 def test_the_shipped_parameters_are_within_budget() -> None:
@@ -136,7 +136,7 @@ def test_validate_makes_one_item_per_bucket(tmp_path: Path,
         result = CliRunner().invoke(app, ["tasks", "validate", str(f)])
     assert result.exit_code == 1, result.output
     (line,) = result.output.strip().splitlines()
-    assert line.startswith(f"error: {f}: source: generator 'string_rewriting': making one item "
+    assert line.startswith(f"error: {f}:3: source: generator 'string_rewriting': making one item "
                            "at difficulty 0 took over 1 s"), line
     ok = _task(tmp_path, "easy2hard/ladder_length.yaml", "{n: 5}")
     result = CliRunner().invoke(app, ["tasks", "validate", str(ok)])

@@ -123,9 +123,9 @@ def test_validate_names_the_bucket_whose_difficulty_the_generator_refuses(
         forget(GENERATORS, "t37_board", "t37_none")
     assert r.exit_code == 1
     assert r.output.splitlines() == [
-        f"error: {folder / 'every.yaml'}: source: generator 't37_none': no board at all "
+        f"error: {folder / 'every.yaml'}:3: source: generator 't37_none': no board at all "
         "(bucket 3; bucket 8 fails too)",
-        f"error: {folder / 'first.yaml'}: buckets.edges: bucket 30: generator 't37_board': "
+        f"error: {folder / 'first.yaml'}:5: buckets.edges: bucket 30: generator 't37_board': "
         "size 30 is too large for this board",
-        f"error: {folder / 'one.yaml'}: buckets.values: bucket 30: generator 't37_board': "
+        f"error: {folder / 'one.yaml'}:5: buckets.values: bucket 30: generator 't37_board': "
         "size 30 is too large for this board"], r.output

@@ -153,13 +153,13 @@ def test_extractor_names_are_checked_like_metric_names(tmp_path: Path) -> None:
     with pytest.raises(TaskSpecError) as e:
         load_spec(p)
     msg = str(e.value)
-    assert msg.startswith(f"{p}: scoring.extract.kind: unknown extractor 'last_numbr' "
+    assert msg.startswith(f"{p}:11: scoring.extract.kind: unknown extractor 'last_numbr' "
                           "(did you mean: last_number?)") and "\n" not in msg
     assert "harness extractors list" in msg
     p = write(tmp_path, GOOD + "scoring: {extract: {kind: regex}}\n", "r.yaml")
     with pytest.raises(TaskSpecError) as e:
         load_spec(p)
-    assert str(e.value) == f"{p}: scoring.extract.pattern: required when kind is 'regex'"
+    assert str(e.value) == f"{p}:11: scoring.extract.pattern: required when kind is 'regex'"
     spec = load_spec(write(tmp_path, GOOD + "scoring: {extract: {kind: regex, pattern: 'x'}}\n",
                            "ok.yaml"))
     assert spec.scoring.extract.kind == "regex"

@@ -139,7 +139,7 @@ def test_validate_refuses_a_files_source_at_dev_zero_as_eval_does(tmp_path: Path
     with within(20):
         result = CliRunner().invoke(app, ["tasks", "validate", *flags, str(folder / "zero.yaml")])
     assert result.exit_code == 1, result.output
-    assert result.output.strip() == (f"error: {folder / 'zero.yaml'}: source.path: /dev/zero is "
+    assert result.output.strip() == (f"error: {folder / 'zero.yaml'}:3: source.path: /dev/zero is "
                                      "a device, not a regular file")
 
 
@@ -149,7 +149,7 @@ def test_eval_refuses_a_files_source_at_dev_zero_before_the_model_loads(
     _no_model(monkeypatch)
     with within(20), pytest.raises(HarnessError) as e:
         evaluate(_cfg(tmp_path, "mine/zero"))
-    assert str(e.value).splitlines()[0] == (f"{folder / 'zero.yaml'}: source.path: /dev/zero is "
+    assert str(e.value).splitlines()[0] == (f"{folder / 'zero.yaml'}:3: source.path: /dev/zero is "
                                             "a device, not a regular file")
 
 
@@ -163,9 +163,9 @@ def test_a_files_source_that_is_missing_or_of_unknown_format_fails_validate(
     result = CliRunner().invoke(app, ["tasks", "validate", str(folder)])
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        f"error: {folder / 'gone.yaml'}: source.path: file not found: {folder / 'gone.jsonl'}",
+        f"error: {folder / 'gone.yaml'}:3: source.path: file not found: {folder / 'gone.jsonl'}",
         f"ok: {folder / 'later.yaml'} (zero, 1 template(s))",  # downloaded when eval runs
-        f"error: {folder / 'odd.yaml'}: source.path: cannot tell the format of "
+        f"error: {folder / 'odd.yaml'}:3: source.path: cannot tell the format of "
         f"{folder / 'rows.txt'}; set source.format",
     ]
 

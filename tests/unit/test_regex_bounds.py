@@ -69,7 +69,7 @@ def test_validate_refuses_a_scoring_regex_bomb(tmp_path: Path, case: str) -> Non
     f.write_text(TASK.replace('"-?[0-9]+"', f'"{pattern}"'))
     with within(30):
         (line,) = _validate(f)
-    assert line.startswith(f"error: {f}: scoring.extract.pattern: regex "), line
+    assert line.startswith(f"error: {f}:10: scoring.extract.pattern: regex "), line
     assert expected in line, line
 
 
@@ -78,7 +78,7 @@ def test_validate_refuses_a_difficulty_pattern_bomb(tmp_path: Path) -> None:
     f.write_text(FILES_TASK.replace("PATTERN", "(a+)+b"))
     with within(30):
         (line,) = _validate(f)
-    assert line.startswith(f"error: {f}: fields.difficulty_pattern: regex '(a+)+b' repeats"), line
+    assert line.startswith(f"error: {f}:4: fields.difficulty_pattern: regex '(a+)+b' repeats"), line
 
 
 def test_sample_with_a_difficulty_pattern_bomb_is_one_line_not_a_hang(tmp_path: Path) -> None:

@@ -109,7 +109,7 @@ def test_templates_from_at_load_time(tmp_path: Path) -> None:
     assert [t.id for t in load_spec(f).templates] == ["official", "extra"]
     # ids that collide with inline ones are an error naming the file
     f.write_text(TASK.replace("id: extra", "id: p2") + "templates_from: {path: t.csv}\n")
-    with pytest.raises(TaskSpecError, match=re.escape(f"{f}: templates_from: duplicate")):
+    with pytest.raises(TaskSpecError, match=re.escape(f"{f}:13: templates_from: duplicate")):
         load_spec(f)
     f.write_text(TASK + "templates_from: {path: t.csv, limt: 2}\n")
     with pytest.raises(TaskSpecError, match="templates_from.limt: unknown key"):

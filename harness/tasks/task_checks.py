@@ -1,0 +1,48 @@
+"""``check_task``: everything ``harness eval`` checks of a loaded task before any model loads,
+and ``harness tasks validate`` with it (one validation path for both)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.errors import HarnessError, TaskSpecError
+from harness.spec.task import GeneratorSource, TaskSpec
+from harness.tasks.item_checks import item_problems
+from harness.tasks.variants import FindTask, check_items_from
+
+
+def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = True,
+               find: FindTask | None = None, address: str | None = None,
+               hint: Callable[[str], str] = lambda name: "") -> None:
+    """Each record source (a local data file of a known format, a regular file within its size
+    bound: never a device such as ``/dev/zero``; inside ``--restrict-paths``); with ``items``,
+    one item per bucket of each generator source (``check_items``); with ``find`` (how the task
+    an ``items_from`` names is found), that the task it names makes the same items
+    (``harness.tasks.variants``; ``address``: this task's own; ``hint(name)``: added for a
+    name that is no task). A ``TaskSpecError`` lists every problem, one line each, at the
+    file and line of its key where ``path`` is a task file."""
+    from harness.sources.read import check_source
+    from harness.templates import one_line
+
+    problems: list[tuple[str, Exception]] = []
+    for key, src in (("source", spec.source), ("fewshot.source", spec.fewshot.source)):
+        if src is not None and not isinstance(src, GeneratorSource):
+            try:
+                check_source(src, base_dir)
+            except HarnessError as e:
+                text = one_line(str(e))
+                problems.append((f"{path}: {key}.{text.removeprefix('source.')}"
+                                 if text.startswith("source.") else f"{path}: {key}: {text}", e))
+    if find is not None:
+        try:
+            check_items_from(spec, path, base_dir, find, address, hint)
+        except TaskSpecError as e:
+            problems.append((str(e), e))
+    if items:
+        problems += item_problems(spec, path)
+    if problems:  # the first cause kept: the plugin that raised can be named, its stack shown
+        from harness.tasks.loader import placed
+
+        lines = placed(path, [line for line, _ in problems])
+        raise TaskSpecError("\n".join(lines)) from problems[0][1]
