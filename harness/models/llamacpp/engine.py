@@ -32,7 +32,6 @@ import numpy as np
 from harness.errors import HarnessError
 
 OUTPUT_BYTES = 1 << 28  # logits (4 bytes x vocabulary per wanted position) one call may return
-GGML_F32 = 0  # ggml_type of f32
 #: (token, position, logits wanted after it)
 Entry: TypeAlias = "tuple[int, int, bool]"
 
@@ -79,8 +78,9 @@ class Engine:
         llama_cpp.llama_backend_init()
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = 0
-        # no AMX/repacked weight buffers: this build's AMX kernels die with an illegal
-        # instruction on a CPU that lists AMX (Q8_0, Q4_K files; bench/RESULTS.md)
+        # weights stay in plain CPU buffers: on a CPU that lists AMX, ggml puts quantized
+        # weights (Q8_0, Q4_K, ...) in AMX buffers whose kernels died here with an illegal
+        # instruction (a tile used unconfigured, even with the tile permission granted)
         mparams.use_extra_bufts = False
         self._model = llama_cpp.llama_model_load_from_file(path.encode(), mparams)
         if not self._model:
@@ -112,7 +112,6 @@ class Engine:
         cparams.n_threads = cparams.n_threads_batch = threads
         cparams.kv_unified = False  # each sequence attends to its own cells only
         cparams.swa_full = True  # sliding-window layers keep every cell: no position games
-        cparams.type_v = GGML_F32  # attention sums values in f32: cell order does not round
         cparams.no_perf = True
         self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)
         if not self._ctx:
