@@ -11,7 +11,8 @@ per workload, agreement with the first spec (greedy texts identical, picks equal
     .venv/bin/python bench/engines.py [--alias smollm2-135m] [--runs 5] [--limit 10]
         [--models hf:smollm2-135m,llamacpp:smollm2-135m] [--threads 1] [--name engines]
 
-A spec ``SPEC@DIR`` runs the harness of the source tree DIR (``python -m harness`` with
+A spec ``SPEC+KEY=VALUE`` adds a model argument (``llamacpp:smollm2-135m+dtype=f32``);
+``SPEC@DIR`` runs the harness of the source tree DIR (``python -m harness`` with
 ``PYTHONPATH=DIR``): an earlier commit's engine beside today's.
 
 ``--threads N``: ``OMP_NUM_THREADS`` for ``hf:`` and ``--model-args threads=N`` for
@@ -43,7 +44,10 @@ def command(spec: str, cfg: Config, out: Path, limit: int, threads: int) -> list
     """``harness eval`` of one workload with one model spec (``SPEC@DIR``: the harness of the
     source tree DIR, e.g. a worktree of an earlier commit)."""
     spec, _, src = spec.partition("@")
-    extra = ["--model-args", f"threads={threads}"] if spec.startswith("llamacpp:") else []
+    spec, *args = spec.split("+")
+    if spec.startswith("llamacpp:"):
+        args.append(f"threads={threads}")
+    extra = ["--model-args", ",".join(args)] if args else []
     harness = ([str(VENV / "python"), "-m", "harness"] if src else [str(VENV / "harness")])
     return [*harness, "eval", "--model", spec, *extra, "--tasks", cfg.task,
             "--include-path", str(W / "tasks"), "--limit-per-bucket", str(limit),

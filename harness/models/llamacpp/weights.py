@@ -35,12 +35,18 @@ from typing import Any
 from harness.cache_paths import CACHE_ENV, cache_root
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.files import cached_sha256_file
-from harness.models.aliases import ALIASES, given_path, resolve_alias
+from harness.models.aliases import (
+    ALIASES,
+    alias_identity_path,
+    alias_source,
+    given_path,
+    resolve_alias,
+)
 
 log = logging.getLogger(__name__)
 
 #: the shipped files' quantization, as the suffix of the name that runs them unconverted
-SHIPPED = {"smollm2-135m": "q4_1", "gemma3-270m": "q4_k_m"}
+SHIPPED = {"smollm2-135m": "q4_1", "gemma3-270m": "q4_k_m", "qwen2.5-coder-1.5b": "q4_k_m"}
 #: the weight types an alias can be converted to (``--model-args dtype=``)
 CONVERTED = ("f16", "f32", "bf16", "q8_0")
 _LOG_CALLBACK: Any = None  # kept alive here: llama.cpp holds a pointer to it
@@ -82,6 +88,8 @@ def resolve(name: str, dtype: str | None) -> Weights:
                 f"--model-args: dtype applies to the converted aliases ({', '.join(ALIASES)}), "
                 f"not to llamacpp:{name}, which runs the shipped file as it is"
             )
+        if ALIASES[alias].llamacpp_only:  # no hf: folder: the tokenizer is read from the GGUF
+            return _llamacpp_only(alias, shipped, dtype)
         # the hf alias's converted folder holds the tokenizer hf: uses (BOS fixed for Gemma)
         src = resolve_alias(alias)
         assert src is not None
@@ -111,6 +119,19 @@ def resolve(name: str, dtype: str | None) -> Weights:
         f"llamacpp:{name}: no such alias or .gguf file{did_you_mean(name, names())} "
         f"(aliases: {', '.join(names())})"
     )
+
+
+def _llamacpp_only(alias: str, shipped: bool, dtype: str | None) -> Weights:
+    """An alias with no ``hf:`` folder: its GGUF (joined from parts), tokenizer from the file."""
+    spec = ALIASES[alias]
+    source = alias_source(spec)
+    sha = spec.sha256 or cached_sha256_file(source)
+    tok = (str(source.parent), source.name)
+    path = alias_identity_path(spec)
+    if shipped:
+        return Weights(source, sha, tok, True, path)
+    target = converted(source, alias, dtype or "f16", sha)
+    return Weights(target, cached_sha256_file(target), tok, False, f"{path} -> {target.name}")
 
 
 def converted(source: Path, alias: str, dtype: str, sha: str | None) -> Path:
