@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
 
+from harness.errors import ModelLoadError
 from harness.models import aliases
 from harness.models.llamacpp import weights
 from harness.results import public_path
@@ -126,3 +127,52 @@ def test_local_paths_stay_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert weights.resolve("./m.gguf", None).gguf == (folder / "m.gguf").resolve()  # loads it
     assert aliases.resolve_source(str(folder)).path == str(folder)  # absolute as given
     assert aliases.given_path("~/models/x") == "~/models/x"  # not expanded
+
+
+def _fake_parts(root: Path, n: int) -> list[str]:
+    """*n* part packages ``fake_part1..n`` whose ``get_part_path()`` files hold b"pK|"."""
+    modules = []
+    for k in range(1, n + 1):
+        pkg = root / f"fake_part{k}"
+        (pkg / "data").mkdir(parents=True)
+        (pkg / "data" / "part.bin").write_bytes(f"p{k}|".encode())
+        (pkg / "__init__.py").write_text(
+            "from pathlib import Path\n"
+            "def get_part_path():\n"
+            "    return str(Path(__file__).parent / 'data' / 'part.bin')\n")
+        info = root / f"fake_part{k}-0.2.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: fake-part{k}\nVersion: 0.2.0\n")
+        (info / "top_level.txt").write_text(f"fake_part{k}\n")
+        modules.append(f"fake_part{k}")
+    return modules
+
+
+def test_an_alias_joined_from_part_packages(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = _fake_parts(tmp_path / "site", 3)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(aliases, "_DISTRIBUTIONS", {})
+    joined = b"p1|p2|p3|"
+    alias = aliases.Alias("fake-parts", "x", parts[0], "fake.gguf", "pip install fake parts",
+                          parts=tuple(parts), sha256=hashlib.sha256(joined).hexdigest(),
+                          llamacpp_only=True)
+    made = aliases.alias_source(alias)
+    assert made.read_bytes() == joined and made.is_relative_to(tmp_path / "cache")
+    assert aliases.alias_identity_path(alias) == "fake-part1==0.2.0+2 parts/fake.gguf"
+    monkeypatch.setitem(aliases.ALIASES, "fake-parts", alias)
+    with pytest.raises(ModelLoadError, match="runs on llama.cpp only"):
+        aliases.resolve_alias("fake-parts")  # hf: would dequantize it to fp32
+    # a part that changed (or a wrong pin) is refused, and nothing half-made is kept
+    (tmp_path / "site" / "fake_part2" / "data" / "part.bin").write_bytes(b"XX|")
+    made.unlink()
+    with pytest.raises(ModelLoadError, match="joined parts have sha256") as e:
+        aliases.alias_source(alias)
+    assert "pip install fake parts" in str(e.value)
+    assert not list(made.parent.iterdir())
+    # a missing part says how to install the parts
+    missing = aliases.Alias("fake-missing", "x", parts[0], "m.gguf", "pip install fake parts",
+                            parts=(*parts, "fake_part_absent"), sha256="0" * 64)
+    with pytest.raises(ModelLoadError, match="part package 'fake_part_absent' is missing"):
+        aliases.alias_source(missing)

@@ -135,7 +135,8 @@ def _llamacpp_only(alias: str, shipped: bool, dtype: str | None) -> Weights:
 
 
 def converted(source: Path, alias: str, dtype: str, sha: str | None) -> Path:
-    """*source* with every tensor at *dtype* (f16/f32), made once in the cache folder."""
+    """*source* with every tensor at *dtype* (f16, f32, bf16, q8_0), made once in the cache
+    folder."""
     if dtype not in CONVERTED:
         raise HarnessError(f"--model-args: dtype must be one of {', '.join(CONVERTED)}, "
                            f"got {dtype!r}")
