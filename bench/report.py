@@ -38,6 +38,7 @@ def main() -> None:
         _vs(name)
     _work()
     _rest()
+    _engines()
 
 
 def _vs(name: str) -> None:
@@ -147,6 +148,47 @@ def _startup_scale() -> None:
                       f"{t['growth_mb']['median']:.0f}",
                       f"{1024 * t['growth_mb']['median'] / int(n):.2f}"]
                      for n, t in sc["table"].items()]))
+
+
+def _engines() -> None:
+    """bench/engines.py (hf: vs llamacpp:) and bench/llamacpp_ceiling.py tables."""
+    for path in sorted(RESULTS.glob("engines_*.json")):
+        en = json.loads(path.read_text())
+        first = en["models"][0]
+        rows = []
+        for r in en["rows"]:
+            a = r["agreement"]
+            same = (f"{a['same_text']}/{a['generate']} texts" if a["generate"] else
+                    f"{a['same_pick']}/{a['multiple_choice']} picks, max |Δ| "
+                    f"{a['max_abs_dlogprob']}")
+            cpu = {"median": _median(r["model_cpu_s"]), "min": min(r["model_cpu_s"]),
+                   "max": max(r["model_cpu_s"])}
+            rows.append([r["workload"], f"`{r['model'].replace('@', ' @ ')}`", _r(cpu),
+                         f"{_median(r['wall_s']):.1f}", f"**{r['cpu_ratio_to_first']:.2f}**",
+                         str(max(x["peak_rss_mb"] for x in r["runs"])),
+                         "–" if r["model"] == first else same])
+        _section(f"engines: `{path.stem}` ({en['runs']} alternated runs, {en['limit']} per "
+                 f"bucket, {en['threads']} thread(s) each, commit {_where(en)})",
+                 ["workload", "model", "model CPU-s", "wall s", f"CPU / `{first}`",
+                  "peak RSS MB", f"agreement with `{first}`"], rows)
+    ce = _load("llamacpp_ceiling")
+    if ce:
+        _section(f"llama.cpp's own speed vs the engine ({ce['threads']} thread(s), tokens per "
+                 f"CPU second, median of {ce['repeats']}, commit {_where(ce)})",
+                 ["GGUF", "pp (prompt, last logits)", "pp+logits (every position)",
+                  "tg (decode)", "`llamacpp:` on 3-shot MC (share of pp)"],
+                 [[r["label"], f"{r['pp']['tok_per_cpu_s']:.0f}",
+                   f"{r['pp+logits']['tok_per_cpu_s']:.0f}", f"{r['tg']['tok_per_cpu_s']:.1f}",
+                   "–" if not r["harness_mc_3shot"] else
+                   f"{r['harness_mc_3shot']['tok_per_cpu_s']:.0f} "
+                   f"({r['harness_mc_3shot']['tok_per_cpu_s'] / r['pp']['tok_per_cpu_s']:.0%})"]
+                  for r in ce["results"]])
+
+
+def _median(xs: list[float]) -> float:
+    ys = sorted(xs)
+    mid = len(ys) // 2
+    return ys[mid] if len(ys) % 2 else (ys[mid - 1] + ys[mid]) / 2
 
 
 if __name__ == "__main__":

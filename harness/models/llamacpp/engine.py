@@ -181,7 +181,7 @@ class Engine:
 
     def _clear(self) -> None:
         """Empty the KV cache."""
-        self._ll.llama_memory_clear(self._mem, True)
+        self._ll.llama_memory_clear(self._mem, False)  # the cells, not their bytes
         self._held = [[] for _ in range(self.rows)]
 
     def _place(self, job: Job, free: list[int]) -> None:
