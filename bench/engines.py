@@ -65,7 +65,9 @@ def timed(cmd: list[str], threads: int, log: Path, src: str) -> dict[str, Any]:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as sink:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        # python -m puts the working folder first on sys.path: run an earlier tree from itself
+        proc = subprocess.Popen(cmd, cwd=src or ROOT, env=env, stdout=sink,
+                                stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
