@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -80,6 +81,17 @@ def timed(cmd: list[str], threads: int, log: Path, src: str) -> dict[str, Any]:
 def _label(spec: str) -> str:
     """A folder name for a spec."""
     return "".join(c if c.isalnum() or c in "-." else "_" for c in spec)
+
+
+def _public(text: str) -> str:
+    """*text* with every ``@DIR`` of a spec written as ``@<DIR's commit>`` (no local path in a
+    results file)."""
+    def commit(match: re.Match[str]) -> str:
+        rev = subprocess.run(["git", "-C", match.group(1), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True).stdout.strip()
+        return f"@{rev or 'other-tree'}"
+
+    return re.sub(r"@(/[^\s,\"]+)", commit, text)
 
 
 def model_cpu(out: Path) -> float:
@@ -143,9 +155,10 @@ def main() -> None:
     print_table(f"engines ({args.runs} runs, limit {args.limit}, {args.threads} thread(s))",
                 ["workload", "model", "model CPU-s median (min-max)", "wall s", "CPU ratio",
                  "peak RSS MB", f"agreement with {specs[0]}"], table)
-    write_result(args.name, {"machine": machine(), "runs": args.runs, "limit": args.limit,
-                             "threads": args.threads, "models": specs, "rows": rows,
-                             "cmd": "bench/engines.py " + " ".join(sys.argv[1:])})
+    data = {"machine": machine(), "runs": args.runs, "limit": args.limit,
+            "threads": args.threads, "models": specs, "rows": rows,
+            "cmd": "bench/engines.py " + " ".join(sys.argv[1:])}
+    write_result(args.name, json.loads(_public(json.dumps(data))))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ in batches of up to 512, logits of the last one only), prompt processing with ev
 logits (``pp+logits``: what scoring a continuation needs) and decoding (``tg``: one token per
 call, after a 64-token prompt), each repeated, tokens per second of process CPU and of wall time.
 Then the `llamacpp:` backend on prefill-bound work (the 4-way multiple-choice workload of
-`bench/engines.py`, 3-shot, 960 requests in one call, as `harness eval` makes it) for the same
+`bench/engines.py`, 3-shot, 240 requests in one call, as `harness eval` makes it) for the same
 file: prompt tokens the engine fed per CPU second, beside the ceiling (``pp``: a choice needs
 the logits of its own tokens only).
 
@@ -34,13 +34,16 @@ from common import machine, print_table, write_result  # noqa: E402
 from harness.models.llamacpp import weights  # noqa: E402
 from harness.models.llamacpp.engine import Engine  # noqa: E402
 
+ITEMS = 60  # multiple-choice items (4 choices each, 3-shot) the engine's rate is taken on
+
 
 def gguf(model: str) -> tuple[Path, str]:
     """The file a model name runs, and a label."""
     alias, _, dtype = model.partition(":")
     if alias in weights.names():
         w = weights.resolve(alias, dtype or None)
-        return w.gguf, f"{alias} {(dtype or 'f16').upper()}"
+        kind = "shipped" if w.changes_answers else (dtype or "f16").upper()
+        return w.gguf, f"{alias} {kind}"
     return Path(model), Path(model).name
 
 
@@ -104,7 +107,7 @@ def _mc_requests() -> list[Any]:
         return MC_TEMPLATE.replace("{{ a }}", str(r["a"])).replace("{{ b }}", str(r["b"]))
 
     reqs = []
-    for i, r in enumerate(rows):
+    for i, r in enumerate(rows[:ITEMS]):
         shots = [rows[(i + k) % len(rows)] for k in (7, 31, 101)]
         context = "".join(f"{question(x)} {x['a'] + x['b']}\n\n" for x in shots) + question(r)
         reqs += [LoglikelihoodRequest(context, " " + c) for c in r["choices"]]

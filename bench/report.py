@@ -1,11 +1,14 @@
 """Markdown tables from bench/results/*.json (what bench/RESULTS.md quotes).
 
     .venv/bin/python bench/report.py
+    .venv/bin/python bench/report.py --engines-into bench/RESULTS.md   # its engines block
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,7 @@ def main() -> None:
         _vs(name)
     _work()
     _rest()
-    _engines()
+    print("\n" + engines_markdown())
 
 
 def _vs(name: str) -> None:
@@ -150,8 +153,11 @@ def _startup_scale() -> None:
                      for n, t in sc["table"].items()]))
 
 
-def _engines() -> None:
-    """bench/engines.py (hf: vs llamacpp:) and bench/llamacpp_ceiling.py tables."""
+def engines_markdown() -> str:
+    """The tables of bench/engines.py (hf: vs llamacpp:) and bench/llamacpp_ceiling.py, as
+    bench/RESULTS.md holds them between ``<!-- engines:start -->`` and ``<!-- engines:end -->``
+    (tests/unit/test_bench_claims.py checks that they are these)."""
+    out = []
     for path in sorted(RESULTS.glob("engines_*.json")):
         en = json.loads(path.read_text())
         first = en["models"][0]
@@ -159,30 +165,49 @@ def _engines() -> None:
         for r in en["rows"]:
             a = r["agreement"]
             same = (f"{a['same_text']}/{a['generate']} texts" if a["generate"] else
-                    f"{a['same_pick']}/{a['multiple_choice']} picks, max |Δ| "
+                    f"{a['same_pick']}/{a['multiple_choice']} picks, max \\|Δ\\| "
                     f"{a['max_abs_dlogprob']}")
             cpu = {"median": _median(r["model_cpu_s"]), "min": min(r["model_cpu_s"]),
                    "max": max(r["model_cpu_s"])}
-            rows.append([r["workload"], f"`{r['model'].replace('@', ' @ ')}`", _r(cpu),
+            rows.append([r["workload"], f"`{r['model']}`", _r(cpu),
                          f"{_median(r['wall_s']):.1f}", f"**{r['cpu_ratio_to_first']:.2f}**",
                          str(max(x["peak_rss_mb"] for x in r["runs"])),
                          "–" if r["model"] == first else same])
-        _section(f"engines: `{path.stem}` ({en['runs']} alternated runs, {en['limit']} per "
-                 f"bucket, {en['threads']} thread(s) each, commit {_where(en)})",
-                 ["workload", "model", "model CPU-s", "wall s", f"CPU / `{first}`",
-                  "peak RSS MB", f"agreement with `{first}`"], rows)
+        loads = [x for r in en["rows"] for run in r["runs"] for x in run["load"]]
+        out.append(f"#### `{path.stem}`: {en['runs']} alternated runs, {en['limit']} per bucket, "
+                   f"{en['threads']} thread(s) each, load average {min(loads):.1f}–"
+                   f"{max(loads):.1f}, commit {_where(en)}\n\n" + table(
+                       ["workload", "model", "model CPU-s", "wall s", f"CPU / `{first}`",
+                        "peak RSS MB", f"agreement with `{first}`"], rows))
     ce = _load("llamacpp_ceiling")
     if ce:
-        _section(f"llama.cpp's own speed vs the engine ({ce['threads']} thread(s), tokens per "
-                 f"CPU second, median of {ce['repeats']}, commit {_where(ce)})",
-                 ["GGUF", "pp (prompt, last logits)", "pp+logits (every position)",
-                  "tg (decode)", "`llamacpp:` on 3-shot MC (share of pp)"],
-                 [[r["label"], f"{r['pp']['tok_per_cpu_s']:.0f}",
-                   f"{r['pp+logits']['tok_per_cpu_s']:.0f}", f"{r['tg']['tok_per_cpu_s']:.1f}",
-                   "–" if not r["harness_mc_3shot"] else
-                   f"{r['harness_mc_3shot']['tok_per_cpu_s']:.0f} "
-                   f"({r['harness_mc_3shot']['tok_per_cpu_s'] / r['pp']['tok_per_cpu_s']:.0%})"]
-                  for r in ce["results"]])
+        out.append(f"#### llama.cpp's own speed beside the engine's: {ce['threads']} thread(s), "
+                   f"tokens per CPU second, median of {ce['repeats']}, commit {_where(ce)}\n\n"
+                   + table(["GGUF", "pp (prompt, last logits)", "pp+logits (every position)",
+                            "tg (decode)", "`llamacpp:` on 3-shot MC (share of pp)"],
+                           [[r["label"], f"{r['pp']['tok_per_cpu_s']:.0f}",
+                             f"{r['pp+logits']['tok_per_cpu_s']:.0f}",
+                             f"{r['tg']['tok_per_cpu_s']:.1f}", _share(r)]
+                            for r in ce["results"]]))
+    return "\n\n".join(out) + "\n"
+
+
+def _share(r: dict[str, Any]) -> str:
+    """The engine's tokens per CPU second on multiple choice, and its share of llama.cpp's."""
+    h = r["harness_mc_3shot"]
+    if not h:
+        return "–"
+    return f"{h['tok_per_cpu_s']:.0f} ({h['tok_per_cpu_s'] / r['pp']['tok_per_cpu_s']:.0%})"
+
+
+def write_engines(path: Path) -> None:
+    """Replace the engines block of *path* with :func:`engines_markdown`."""
+    text = path.read_text(encoding="utf-8")
+    new, n = re.subn(r"(<!-- engines:start -->\n).*?(<!-- engines:end -->)",
+                     lambda m: m.group(1) + engines_markdown() + m.group(2), text, flags=re.S)
+    if n != 1:
+        sys.exit(f"{path}: expected one <!-- engines:start/end --> pair, found {n}")
+    path.write_text(new, encoding="utf-8")
 
 
 def _median(xs: list[float]) -> float:
@@ -192,4 +217,7 @@ def _median(xs: list[float]) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--engines-into"]:
+        write_engines(Path(sys.argv[2]))
+    else:
+        main()
