@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from harness.cache_paths import responses_dir
 from harness.config import RunConfig
-from harness.errors import HarnessError, Interrupted, did_you_mean, print_stack
+from harness.errors import HarnessError, Interrupted, print_stack
 from harness.isolation import GuardedLM, ModelFault, failure, failure_line
 from harness.lm import LM
 from harness.models.answer_bounds import BoundedLM
@@ -144,8 +144,7 @@ def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: 
     model loads (``HarnessError``: every problem, one line each, a problem of a file several
     tasks include once, then the same closing line whatever the check), or with
     ``keep_going`` are recorded as failed."""
-    from harness.tasks.task_checks import check_task
-    from harness.tasks.variants import index_finder
+    from harness.tasks.task_checks import check_indexed
 
     loaded: list[tuple[TaskRef, TaskSpec]] = []
     refused: dict[str, HarnessError] = {}
@@ -161,10 +160,7 @@ def _preflight(cfg: RunConfig, index: TaskIndex, refs: list[TaskRef], progress: 
         error = refused.get(ref.address)
         if error is None:
             try:
-                check_task(specs[ref.address], ref.where if ref.spec is None else ref.address,
-                           ref.base_dir, find=index_finder(index), address=ref.address,
-                           hint=lambda name: did_you_mean(name, index.refs) + " (not a built-in "
-                           "or installed task: pass the folder it is in with --include-path)")
+                check_indexed(index, ref, specs[ref.address])
             except HarnessError as e:
                 error = e
             else:

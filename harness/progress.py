@@ -200,9 +200,12 @@ class RunClock:
         n = len(self.planned)
         uncounted = sum(v is None for v in self.planned.values())
         tasks = f"{n} task{'s' if n != 1 else ''}"
+        # task_prompts gives None only where making the task's items failed: its run fails too
+        why = ("making its items failed; its error follows" if uncounted == 1 else
+               "making their items failed; each one's error follows")
         if uncounted == n:
-            return f"{tasks}, prompts not countable in advance"
-        more = f" (and {uncounted} not countable in advance)" if uncounted else ""
+            return f"{tasks}, prompts not countable in advance ({why})"
+        more = f" (and {uncounted} not countable in advance: {why})" if uncounted else ""
         return f"{self.total:,} prompts in {tasks}{more}"
 
     def task_failed(self, address: str) -> None:

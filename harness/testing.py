@@ -36,8 +36,10 @@ from harness.runner import prepare
 from harness.spec.chat import ChatTurn
 from harness.spec.task import GeneratorSource, TaskSpec
 from harness.tasks.index import TaskIndex
-from harness.tasks.providers import from_plugin
+from harness.tasks.namespaces import folder_namespace
+from harness.tasks.providers import TaskProvider, from_plugin
 from harness.tasks.refs import TaskRef
+from harness.tasks.task_checks import NOT_INDEXED, check_indexed
 from harness.templates import template_variables
 
 __all__ = ["ScriptedLM", "TaskCheck", "check_task_package", "oracle_model", "scripted_backend"]
@@ -154,10 +156,30 @@ class TaskCheck:
     n_samples: int  # lines in its samples file (items × templates)
 
 
-def _task_refs(package: str | Path) -> tuple[TaskIndex, list[TaskRef], list[Path]]:
+def _task_refs(package: str | Path, namespace: str | None
+               ) -> tuple[TaskIndex, list[TaskRef], list[Path], str]:
+    """The index to check ``package`` in, its tasks, the folders to record as the run's
+    ``--include-path`` and what an ``items_from`` naming no task is told."""
     if isinstance(package, Path):
-        index = TaskIndex.build([package], providers=[])
-        return index, [r for r in index.refs.values() if r.origin != "builtin"], [package]
+        ns = namespace or folder_namespace(package)
+        if ns is None:  # addressed as --include-path addresses them
+            index = TaskIndex.build([package], providers=[])
+            refs = [r for r in index.refs.values() if r.origin != "builtin"]
+            return index, refs, [package], (
+                f" (not a task of {package} nor a built-in task; no pyproject.toml above "
+                f"{package} names it as a harness.tasks entry point, so its tasks are addressed "
+                "by their path below it: pass namespace='NAME' to address them NAME/TASK, as "
+                "once installed)")
+        origin = f"include:{package}"
+        index = TaskIndex.build(providers=[TaskProvider(
+            ns, origin, f"folder {package} (namespace {ns})", lambda: package)])
+        index.load_providers(strict=True)
+        index.check_conflicts()
+        return index, [r for r in index.refs.values() if r.origin == origin], [package], (
+            f" (not a task of {package}, whose tasks are {ns}/TASK, nor a built-in task)")
+    if namespace is not None:
+        raise TypeError("check_task_package: namespace= is for a Path; an installed package's "
+                        "namespace is its harness.tasks entry-point name")
     found = [from_plugin(p) for p in plugins.discover(plugins.TASKS) if p.name == package]
     if not found:
         names = sorted({p.name for p in plugins.discover(plugins.TASKS)})
@@ -166,30 +188,36 @@ def _task_refs(package: str | Path) -> tuple[TaskIndex, list[TaskRef], list[Path
     index = TaskIndex.build(providers=found)
     index.load_providers(strict=True)
     index.check_conflicts()
-    return index, [r for r in index.refs.values() if r.is_plugin], []
+    return index, [r for r in index.refs.values() if r.is_plugin], [], NOT_INDEXED
 
 
 def check_task_package(package: str | Path, *, model: LM | None = None, limit_per_bucket: int = 2,
-                       seed: int = 0, output_dir: Path | None = None) -> list[TaskCheck]:
+                       seed: int = 0, output_dir: Path | None = None,
+                       namespace: str | None = None) -> list[TaskCheck]:
     """Validate every task of a package and dry-run each through the runner.
 
     ``package`` is the name of a ``harness.tasks`` entry point (an installed package) or a
-    ``Path`` to a folder of task files. For every task: the spec is validated (schema,
-    generator, metric, templates); a generator source's items are made twice and must be the
-    same (the generator is deterministic in its ``rng``), each with every field the templates
-    read; ``limit_per_bucket`` items per bucket of every template run
+    ``Path`` to a folder of task files. A folder's tasks get the addresses they will have once
+    installed, ``NAMESPACE/TASK``: ``namespace``, by default the name of the ``harness.tasks``
+    entry point that names the folder in the nearest ``pyproject.toml`` above it; a folder that
+    none names is addressed as ``--include-path`` addresses it (``<sub>/<name>``). For every
+    task: the checks ``harness tasks validate`` and ``eval`` make (schema, generator, metric,
+    templates, sources, the task an ``items_from`` names), each problem at its file and line;
+    a generator source's items are made twice and must be the same (the generator is
+    deterministic in its ``rng``), each with every field the templates read;
+    ``limit_per_bucket`` items per bucket of every template run
     through the runner with ``model``, by default an oracle that answers each prompt with its
     reference answer, so every sample must then score 1.0 (a check that extraction and metric
     accept the task's own answers); results.json and the samples file are written under
     ``output_dir`` (default: a temporary folder) and read back. Problems raise
     ``AssertionError`` (or ``HarnessError`` for an invalid task) naming the task.
     """
-    index, refs, include = _task_refs(package)
+    index, refs, include, note = _task_refs(package, namespace)
     if not refs:
         raise AssertionError(f"{package}: no task files found")
     with tempfile.TemporaryDirectory(prefix="harness-check-") as tmp:
         root = output_dir if output_dir is not None else Path(tmp)
-        return [_check_one(index, ref, model, limit_per_bucket, seed, root, include)
+        return [_check_one(index, ref, model, limit_per_bucket, seed, root, include, note)
                 for ref in sorted(refs, key=lambda r: r.address)]
 
 
@@ -219,8 +247,9 @@ def _check_items(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> None:
 
 
 def _check_one(index: TaskIndex, ref: TaskRef, model: LM | None, limit: int, seed: int,
-               root: Path, include: list[Path]) -> TaskCheck:
+               root: Path, include: list[Path], note: str) -> TaskCheck:
     spec = index.spec(ref)
+    check_indexed(index, ref, spec, note=note)  # as validate and eval check it
     out = root / ref.address.replace("/", "__")
     cfg = RunConfig(model="scripted:oracle", tasks=[ref.address], seed=seed,
                     limit_per_bucket=limit, templates=["all"], output_dir=out,

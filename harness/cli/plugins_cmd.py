@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-from typing import Annotated, Any
+import os
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +14,9 @@ from harness import plugins
 from harness.errors import HarnessError
 from harness.plugins import Plugin
 from harness.registry import Registry
+
+if TYPE_CHECKING:
+    from harness.tasks.refs import TaskRef
 
 app = typer.Typer(no_args_is_help=True, help="Installed plugin packages (entry points).")
 
@@ -70,16 +74,15 @@ def _check(p: Plugin, found: list[Plugin], task_clashes: dict[str, list[str]]) -
         if others and reg is not None:
             return f"error: misnamed: {reg.misnamed_message(p.name, p, others)}"
         return plugins.status(p)
-    from harness.tasks.index import TaskIndex
     from harness.tasks.providers import from_plugin
 
     try:
         refs = from_plugin(p).refs()
-        index = TaskIndex({}, [])
-        for ref in refs:
-            index.spec(ref)
     except HarnessError as e:
         return f"error: {e}"
+    problems = _task_problems(p, refs, found)
+    if problems:
+        return f"error: {problems}"
     clashes, ambiguous = [], []
     for r in refs:
         others = [s for s in task_clashes.get(r.address, []) if s != f"{r.origin} ({r.where})"]
@@ -94,6 +97,48 @@ def _check(p: Plugin, found: list[Plugin], task_clashes: dict[str, list[str]]) -
         return "error: " + "; ".join(
             [f"clash: {c}" for c in clashes] + [f"ambiguous: {a} (rename it)" for a in ambiguous])
     return f"ok ({len(refs)} task{'s' if len(refs) != 1 else ''})"
+
+
+def _task_problems(p: Plugin, refs: list[TaskRef], found: list[Plugin]) -> str:
+    """The first problem of the tasks ``refs`` of the task plugin ``p`` that ``harness tasks
+    validate`` and ``eval`` would refuse (the same checks: ``check_indexed``), and how many
+    more; "" when there is none. The task an ``items_from`` names is looked for among the
+    plugin's own tasks, the built-in ones and other installed plugins'."""
+    from harness.tasks.index import TaskIndex
+    from harness.tasks.providers import from_plugin
+    from harness.tasks.task_checks import check_indexed
+
+    index = TaskIndex.build(providers=[from_plugin(q) for q in found
+                                       if q.group == plugins.TASKS and q.name != p.name])
+    for ref in refs:
+        index.refs.setdefault(ref.address, ref)  # a built-in's address: reported as a clash
+    lines: list[str] = []
+    for ref in refs:
+        try:
+            check_indexed(index, ref, index.spec(ref), note=" (not a task of this package, a "
+                          "built-in or another installed package's task)")
+        except HarnessError as e:
+            lines.extend(str(e).splitlines() or [type(e).__name__])
+    if len(lines) <= 1:
+        return "".join(lines)
+    files = [r.path for r in refs if r.spec is None]
+    folder = f" (harness tasks validate {os.path.commonpath(files)} shows them all)" \
+        if len(files) == len(refs) else ""
+    return f"{lines[0]}; and {len(lines) - 1} more problem(s){folder}"
+
+
+def scripted_warning(found: list[Plugin]) -> None:
+    """Warn of a model backend registered under the plain name ``scripted``: every package
+    that does so clashes with every other (docs/writing-a-task-package.md)."""
+    for p in found:
+        if p.group == plugins.MODELS and p.name == "scripted":
+            ns = next((q.name for q in found if q.dist == p.dist and q.group == plugins.TASKS),
+                      p.dist)
+            plugins.warn(
+                f"{p.dist} registers the model backend under the plain name 'scripted' "
+                f"({p.group}:{p.name} = {p.value}), which any package may take, so two such "
+                f"packages clash: register it under your package's own name, e.g. "
+                f'{ns}-scripted = "{p.value}"')
 
 
 def _task_sources(found: list[Plugin]) -> dict[str, list[str]]:
@@ -123,6 +168,7 @@ def list_plugins(
     """List installed plugins without importing them (--check: import each and report; names
     that clash with a built-in or another plugin are errors)."""
     found = plugins.discover_all()
+    scripted_warning(found)
     clashes = _task_sources(found) if check else {}
     states = {p: _check(p, found, clashes) if check else plugins.status(p) for p in found}
     failed = any(s.startswith("error") for s in states.values())

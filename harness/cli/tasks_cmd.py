@@ -2,43 +2,25 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from harness.errors import TRACEBACK_ENV, HarnessError, ItemError
+from harness.cli.sample_cmd import sample
+from harness.cli.task_args import IncludeOpt, RestrictOpt, restrict, task_index
+from harness.errors import HarnessError
 
 if TYPE_CHECKING:
     from harness.spec.task import TaskSpec
     from harness.tasks.refs import TaskRef
 
 app = typer.Typer(no_args_is_help=True, help="List, inspect, preview and validate tasks.")
-IncludeOpt = Annotated[list[Path] | None,  # noqa: UP007
-                      typer.Option("--include-path", help="Extra task folder (repeatable).")]
-
-RestrictOpt = Annotated[bool, typer.Option(
-    "--restrict-paths", help="Task files may read local files (include:, source.path) only "
-    "inside their own folder and $GENHARNESS_DATA.")]
-
-
-def _restrict(on: bool) -> None:
-    if on:
-        from harness.sources.paths import restrict_paths
-
-        restrict_paths()
-
-
-def _index(include: list[Path] | None):  # type: ignore[no-untyped-def]
-    from harness.tasks.index import TaskIndex
-
-    return TaskIndex.build(include or [])
 
 
 def _one_task(task: str, include: list[Path] | None) -> tuple[TaskRef, TaskSpec]:
     """The task named ``task`` (an address or a bare name) and its validated spec."""
-    index = _index(include)
+    index = task_index(include)
     ref = index.resolve([task])[0]
     return ref, index.spec(ref)
 
@@ -46,8 +28,8 @@ def _one_task(task: str, include: list[Path] | None) -> tuple[TaskRef, TaskSpec]
 @app.command("list")
 def list_tasks(include_path: IncludeOpt = None, restrict_paths: RestrictOpt = False) -> None:
     """List every task with its suites, difficulty variable and ID/OOD buckets."""
-    _restrict(restrict_paths)
-    index = _index(include_path)
+    restrict(restrict_paths)
+    index = task_index(include_path)
     refs = index.all_refs()  # imports every task plugin; a broken one is a warning
     ordered = sorted(refs.values(), key=lambda r: r.address)
     # cached per file (harness.tasks.summaries); an invalid plugin task is a warning, not an error
@@ -96,7 +78,7 @@ def show(
     restrict_paths: RestrictOpt = False,
 ) -> None:
     """Show a task's resolved spec (plain YAML) and its buckets with roles."""
-    _restrict(restrict_paths)
+    restrict(restrict_paths)
     from rich.console import Console
     from rich.table import Table
 
@@ -184,92 +166,7 @@ def _whole_numbers(node: Any) -> Any:
     return node
 
 
-@app.command("sample")
-def sample(
-    task: str,
-    n: Annotated[int, typer.Option("-n", min=1, help="How many items.")] = 3,
-    bucket: Annotated[str | None, typer.Option(help="Only this bucket label.")] = None,  # noqa: UP007
-    item: Annotated[str | None, typer.Option(  # noqa: UP007
-        help="Only this item: its index within --bucket (as an error of eval names it) or its "
-             "id (as samples files record it).")] = None,
-    template: Annotated[str | None, typer.Option(help="Template id (default: first).")] = None,  # noqa: UP007
-    seed: Annotated[int, typer.Option(help="Run seed.")] = 0,
-    num_fewshot: Annotated[int | None, typer.Option(min=0, help="Override few-shot k.")] = None,  # noqa: UP007
-    traceback: Annotated[bool, typer.Option(
-        "--traceback", help="Print the stack of a generator's failure (GENHARNESS_TRACEBACK=1)."
-    )] = False,
-    include_path: IncludeOpt = None,
-    restrict_paths: RestrictOpt = False,
-) -> None:
-    """Print rendered prompts and targets exactly as the model would see them (the items that
-    harness eval --seed SEED runs)."""
-    _restrict(restrict_paths)
-    from harness.items import build_instances, items_address, select_fewshot
-    from harness.outputs.prompts import build_prompt, target_text
-
-    if traceback:
-        os.environ[TRACEBACK_ENV] = "1"
-    ref, spec = _one_task(task, include_path)
-    tpls = {t.id: t for t in spec.templates}
-    if template is not None and template not in tpls:
-        raise HarnessError(f"--template: {ref.address} has no template {template!r} "
-                           f"(templates: {', '.join(tpls)})")
-    tpl = tpls[template] if template else spec.templates[0]
-    k = spec.fewshot.k if num_fewshot is None else num_fewshot
-    try:
-        inst = build_instances(spec, ref.address, seed, ref.base_dir, None)
-        labels = [b.label for b in inst.buckets]
-        if bucket is not None and bucket not in labels:
-            raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} "
-                               f"(buckets: {', '.join(labels)})")
-        for it in pick_items(inst, bucket, item, n, ref.address):
-            shots = select_fewshot(it, inst.pool, k, seed, items_address(spec, ref.address),
-                                   shared=spec.fewshot.shared)
-            typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
-                       f"{spec.difficulty_name}={it.difficulty:g}")
-            try:
-                prompt, target = build_prompt(spec, tpl, it, shots), target_text(spec, tpl, it)
-            except HarnessError as e:  # a template the item cannot fill: name the file
-                raise HarnessError(f"{ref.path}: {e}") from None
-            typer.echo(prompt)
-            typer.echo(f">>> target: {target}")
-    except ItemError as e:  # a generator that fails on this item: where, as eval says it
-        raise HarnessError(e.located(ref.address, seed)) from e
-
-
-def pick_items(inst: Any, bucket: str | None, item: str | None, n: int,
-               task: str) -> list[Any]:
-    """The items ``tasks sample`` shows: ``item`` alone (an index within ``bucket``, or an
-    id), else the first ``n`` (of ``bucket``), generating no other item."""
-    from itertools import islice
-
-    from harness.items import GeneratedItems
-
-    items = inst.items
-    if isinstance(items, GeneratedItems):  # positions computed: items are made on demand
-        starts = {b.label: pos * items.per_bucket for pos, b in enumerate(items.buckets)}
-        if item is not None:
-            label, _, j = (f"{bucket}/{item}" if bucket is not None and "/" not in item
-                           else item).rpartition("/")
-            if label in starts and j.isdigit() and int(j) < items.per_bucket:
-                return [items[starts[label] + int(j)]]
-        else:
-            first = starts[bucket] if bucket is not None else 0
-            last = first + items.per_bucket if bucket is not None else len(items)
-            return [items[i] for i in range(first, min(first + n, last))]
-    else:
-        chosen = (it for it in items if bucket is None or it.bucket.label == bucket)
-        if item is None:
-            return list(islice(chosen, n))
-        found = list(chosen)
-        by_id = [it for it in found if it.id == item]
-        if by_id:
-            return by_id
-        if item.isdigit() and bucket is not None and int(item) < len(found):
-            return [found[int(item)]]
-    raise HarnessError(f"--item: {task} has no item {item!r}"
-                       + (f" in bucket {bucket}" if bucket is not None else "")
-                       + " (an index within --bucket, or an item id)")
+app.command("sample")(sample)
 
 
 @app.command("validate")
@@ -287,11 +184,11 @@ def validate(
     """Validate task files (_ bases as partial tasks) and make one item per bucket of each
     generator source; one line per file, every problem of a file shown; exits 1 if any is
     invalid."""
-    _restrict(restrict_paths)
+    restrict(restrict_paths)
     from harness.tasks.loader import load_spec, validate_base
     from harness.tasks.origins import merge_includers, problem_of
     from harness.tasks.task_checks import check_task
-    from harness.tasks.variants import files_finder
+    from harness.tasks.variants import files_finder, files_hint
 
     found: list[tuple[str, list[str]]] = []  # each file's "ok" line, or its problems
     for f in _task_files(paths):
@@ -302,8 +199,7 @@ def validate(
             else:
                 spec = load_spec(f)
                 check_task(spec, f, f.parent, items=not no_items,  # as eval checks it
-                           find=files_finder(f), hint=lambda name: " (looked for it in the "
-                           "folders above this file and among built-in and installed tasks)")
+                           find=files_finder(f), hint=files_hint(f))
                 found.append((f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))", []))
         except HarnessError as e:
             found.append(("", str(e).splitlines() or [type(e).__name__]))

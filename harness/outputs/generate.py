@@ -42,11 +42,11 @@ class Generate(OutputType[GenerateOutput]):
         try:
             answer = extract(text, sc.extract)
         except Exception as e:  # a plugin's extractor: the item it failed on is named
-            raise item_error(p, f"extractor {sc.extract.kind!r}", e) from e
+            raise item_error(p, f"extractor {sc.extract.kind!r}", e, text) from e
         try:
             score = checked_metric(sc.metric)(answer, p.target)
         except Exception as e:
-            raise item_error(p, f"metric {sc.metric!r}", e) from e
+            raise item_error(p, f"metric {sc.metric!r}", e, text) from e
         call = ModelCall(kind="generate", prompt=p.prompt, output=text)
         return SampleRecord.model_validate(
             {**record_fields(p), "output": text, "extracted": answer, "score": score,

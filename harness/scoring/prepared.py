@@ -40,8 +40,8 @@ def record_fields(p: Prepared) -> dict[str, object]:
     }
 
 
-def item_error(p: Prepared, what: str, e: Exception) -> ItemError:
-    """``what`` (e.g. ``metric 'm'``) failed with ``e`` on ``p``: the error naming the item (raise
-    it ``from e``, so its stack can be shown)."""
+def item_error(p: Prepared, what: str, e: Exception, answer: str | None = None) -> ItemError:
+    """``what`` (e.g. ``metric 'm'``) failed with ``e`` on ``p`` (scoring the model's ``answer``,
+    where it did): the error naming the item (raise it ``from e``, so its stack can be shown)."""
     text = " ".join(str(e).split()) if isinstance(e, HarnessError) else f"{what}: {one_line(e)}"
-    return ItemError(f"{p.task}: {text}", p.item.id, p.item.bucket.label, p.template)
+    return ItemError(f"{p.task}: {text}", p.item.id, p.item.bucket.label, p.template, answer)

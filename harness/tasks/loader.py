@@ -248,6 +248,10 @@ def _format_error(path: Path | str, err: dict[str, Any], sources: KeySources | N
         hint = f" (did you mean '{close}'?)" if close else f" (allowed: {', '.join(allowed)})"
         return f"{where}: {dotted}: unknown key{hint}{by}"
     msg = one_line(str(err["msg"]), 500)
+    if loc == ("items_from",) and err["type"] == "string_pattern_mismatch":
+        msg = (f"{err['input']!r} is not a task address: write NAMESPACE/TASK, as --tasks names "
+               "it (a package's tasks: its harness.tasks entry-point name, e.g. mybench/moves "
+               "for its tasks/moves.yaml)")
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     return f"{where}: {dotted}: {msg}{by}"

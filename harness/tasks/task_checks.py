@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError, TaskSpecError
 from harness.spec.task import GeneratorSource, TaskSpec
 from harness.tasks.item_checks import item_problems
-from harness.tasks.variants import FindTask, check_items_from
+from harness.tasks.variants import FindTask, check_items_from, close_addresses, index_finder
+
+if TYPE_CHECKING:
+    from harness.tasks.index import TaskIndex
+    from harness.tasks.refs import TaskRef
+
+# what a name that is no task of the index is told (harness eval, tasks sample)
+NOT_INDEXED = " (not a built-in or installed task: pass the folder it is in with --include-path)"
 
 
 def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = True,
@@ -46,3 +54,13 @@ def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = T
 
         lines = placed(path, [line for line, _ in problems])
         raise TaskSpecError("\n".join(lines)) from problems[0][1]
+
+
+def check_indexed(index: TaskIndex, ref: TaskRef, spec: TaskSpec, items: bool = True,
+                  note: str = NOT_INDEXED) -> None:
+    """``check_task`` on a task of ``index``, the task an ``items_from`` names found in the same
+    index: what ``harness eval``, ``tasks sample``, ``plugins list --check`` and
+    ``check_task_package`` check of a task (``note``: added for a name that is no task)."""
+    check_task(spec, ref.where if ref.spec is None else ref.address, ref.base_dir, items=items,
+               find=index_finder(index), address=ref.address,
+               hint=lambda name: close_addresses(name, index.refs) + note)

@@ -13,13 +13,14 @@ items) and ``source.per_bucket`` (item j of a bucket is the same item whatever t
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HarnessError, TaskSpecError
+from harness.errors import HarnessError, TaskSpecError, did_you_mean
 from harness.spec.task import DatasetSource, FilesSource, GeneratorSource, TaskSpec
 
 if TYPE_CHECKING:
@@ -152,10 +153,13 @@ def _same_file(a: Path, b: Path | str) -> bool:
 
 def files_finder(variant: Path) -> FindTask:
     """How ``harness tasks validate`` finds the task an ``items_from`` of the task file
-    ``variant`` names: ``ADDRESS.yaml`` in a folder above the file (an ``--include-path``
-    layout), else a built-in or installed plugin task, else ``TASK.yaml`` (the address without
-    its namespace) in a folder above the file (a plugin package's own tasks folder)."""
+    ``variant`` names: in the package folder ``variant`` is in, by its installed address
+    (``harness.tasks.namespaces``), else ``ADDRESS.yaml`` in a folder above the file (an
+    ``--include-path`` layout), else a built-in or installed plugin task, else ``TASK.yaml``
+    (the address without its namespace) in a folder above the file (a package's tasks folder
+    that no ``pyproject.toml`` names)."""
     from harness.tasks.loader import load_spec
+    from harness.tasks.namespaces import package_folder
 
     def in_folders(address: str, rel: str) -> NamedTask | None:
         for folder in variant.resolve().parents:
@@ -165,8 +169,13 @@ def files_finder(variant: Path) -> FindTask:
         return None
 
     index: list[TaskIndex] = []  # built on first need
+    package = package_folder(variant)
 
     def find(address: str) -> NamedTask | None:
+        if package is not None and address.startswith(f"{package[1]}/"):
+            cand = package[0] / f"{address.split('/', 1)[1]}.yaml"
+            if cand.is_file():
+                return NamedTask(address, load_spec(cand), cand.parent, cand)
         found = in_folders(address, address)
         if found is None:
             from harness.tasks.index import TaskIndex
@@ -178,6 +187,28 @@ def files_finder(variant: Path) -> FindTask:
         return found
 
     return find
+
+
+def files_hint(variant: Path) -> Callable[[str], str]:
+    """What ``harness tasks validate`` adds for a name that is no task: close addresses (of
+    the tasks of the package folder ``variant`` is in, else of the files beside it as
+    ``--include-path`` of the folder above would address them; of built-in and installed
+    tasks) and where it was looked for."""
+
+    def hint(name: str) -> str:
+        from harness.tasks.index import TaskIndex
+        from harness.tasks.namespaces import package_addresses
+
+        here = variant.resolve().parent
+        index = TaskIndex.build()
+        index.load_providers({name.split("/", 1)[0]}, quiet=True)
+        beside = package_addresses(variant) or [  # a package's, else as --include-path's
+            f"{here.name}/{f.stem}" for f in here.glob("*.yaml") if not f.name.startswith("_")]
+        known = [*beside, *index.refs]
+        return (close_addresses(name, known) + " (looked for it in the folders above this file "
+                "and among built-in and installed tasks)")
+
+    return hint
 
 
 def index_finder(index: TaskIndex) -> FindTask:
@@ -194,3 +225,16 @@ def index_finder(index: TaskIndex) -> FindTask:
                          ref.path if ref.spec is None else None)
 
     return find
+
+
+def close_addresses(name: str, known: Iterable[str]) -> str:
+    """``did_you_mean`` among the task addresses an ``items_from`` may hold (a bare name, the
+    address of a task file at the top of a folder given without a namespace, never: the schema
+    refuses it), the tasks of ``name``'s own namespace compared by their names first."""
+    valid = sorted({a for a in known if "/" in a and not any(c.isspace() for c in a)})
+    namespace, _, rest = name.partition("/")
+    mine = [a.partition("/")[2] for a in valid if a.partition("/")[0] == namespace]
+    close = difflib.get_close_matches(rest, mine, n=3, cutoff=0.6)
+    if close:
+        return f" (did you mean: {', '.join(f'{namespace}/{c}' for c in close)}?)"
+    return did_you_mean(name, valid)

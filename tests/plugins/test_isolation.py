@@ -58,7 +58,7 @@ def test_failing_plugin_tasks_fail_alone_and_used_plugins_are_recorded(tmp_path:
     origin = f"include:{tmp_path / 'tasks'}"
     where = ("mine/badmetric: metric 'flaky': ZeroDivisionError: division by zero (template "
              "io, bucket 6, item 0, seed 0; again: harness tasks sample mine/badmetric --bucket "
-             "6 --item 0 --seed 0 --template io; its stack: GENHARNESS_TRACEBACK=1)")
+             "6 --item 0 --seed 0 --template io --score abc; its stack: GENHARNESS_TRACEBACK=1)")
     assert errors == [
         f"error: task mine/badgen ({origin}) failed in bad-plugins==0.3: {badgen}",
         f"error: task mine/badmetric ({origin}) failed in bad-plugins==0.3: {where}",

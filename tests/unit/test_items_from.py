@@ -93,7 +93,8 @@ def test_without_items_from_the_variant_draws_other_items(tmp_path: Path) -> Non
 def test_items_from_is_an_address_and_leaves_other_specs_as_they_were(tmp_path: Path) -> None:
     f = tmp_path / "t.yaml"
     f.write_text(MOVES + "items_from: moves\n")
-    with pytest.raises(TaskSpecError, match="items_from: String should match pattern"):
+    with pytest.raises(TaskSpecError,
+                       match="items_from: 'moves' is not a task address: write NAMESPACE/TASK"):
         load_spec(f)
     f.write_text(MOVES)
     spec = load_spec(f)
@@ -189,8 +190,8 @@ def test_items_from_names_a_task_that_evaluates_its_own_items(tmp_path: Path) ->
     assert errors == [
         f"error: {third}:3: items_from: mine/stepwise evaluates the items of mine/moves (its "
         "own items_from), so name mine/moves here",
-        f"error: {typo}:3: items_from: no task 'mine/movs' (looked for it in the folders above "
-        "this file and among built-in and installed tasks)"]
+        f"error: {typo}:3: items_from: no task 'mine/movs' (did you mean: mine/moves?) (looked "
+        "for it in the folders above this file and among built-in and installed tasks)"]
     cfg = RunConfig(model="scripted:x", tasks=["mine/typo"], output_dir=tmp_path / "run",
                     include_paths=[include], use_cache=False)
     with pytest.raises(HarnessError, match=r"typo.yaml:3: items_from: no task 'mine/movs' "

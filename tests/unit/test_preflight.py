@@ -114,9 +114,11 @@ def test_the_cli_stops_before_the_model_and_never_claims_other_tasks(tmp_path: P
 
 def test_a_run_whose_every_task_fails_says_so() -> None:
     clock = RunClock({"a/x": None, "a/y": None})
-    assert clock.announce() == "2 tasks, prompts not countable in advance"
+    assert clock.announce() == ("2 tasks, prompts not countable in advance (making their "
+                                "items failed; each one's error follows)")
     assert RunClock({"a/x": 4, "a/y": None}).announce() == (
-        "4 prompts in 2 tasks (and 1 not countable in advance)")
+        "4 prompts in 2 tasks (and 1 not countable in advance: making its items failed; its "
+        "error follows)")
 
 
 def test_tasks_whose_items_fail_at_run_time_end_with_no_task_completed(

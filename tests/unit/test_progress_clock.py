@@ -27,7 +27,8 @@ def test_clock_estimates_from_the_prompts_done(monkeypatch: pytest.MonkeyPatch) 
     now = [100.0]
     monkeypatch.setattr(progress_mod.time, "perf_counter", lambda: now[0])
     clock = RunClock({"t/a": 10, "t/b": 30, "t/c": None})
-    assert clock.announce() == "40 prompts in 3 tasks (and 1 not countable in advance)"
+    assert clock.announce() == ("40 prompts in 3 tasks (and 1 not countable in advance: making "
+                                "its items failed; its error follows)")
     now[0] = 105.0  # 10 prompts in 5 s: 30 more take 15 s
     assert clock.task_done("t/a") == "[1/3 tasks, 10/40 prompts, 5 s] about 15 s left (estimated)"
     now[0] = 125.0
