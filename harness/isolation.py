@@ -93,6 +93,8 @@ def failure(ref: TaskRef, exc: BaseException) -> TaskFailure:
 
 
 def failure_line(f: TaskFailure) -> str:
-    """``task X (origin) failed [in plugin D==V]: error``, one line."""
-    where = f" in {f.plugin.removeprefix('plugin:')}" if f.plugin else ""
-    return f"task {f.task} ({f.origin}) failed{where}: {f.error}"
+    """``task X (origin) failed [in plugin D==V]: error``, one line (the plugin left out when
+    it is the task's own origin, the task not named again at the error's start)."""
+    where = f" in {f.plugin.removeprefix('plugin:')}" if f.plugin and f.plugin != f.origin \
+        else ""
+    return f"task {f.task} ({f.origin}) failed{where}: {f.error.removeprefix(f'{f.task}: ')}"

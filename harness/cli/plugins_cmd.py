@@ -118,7 +118,10 @@ def _task_problems(p: Plugin, refs: list[TaskRef], found: list[Plugin]) -> str:
             check_indexed(index, ref, index.spec(ref), note=" (not a task of this package, a "
                           "built-in or another installed package's task)")
         except HarnessError as e:
-            lines.extend(str(e).splitlines() or [type(e).__name__])
+            # a problem of a file that several tasks include is one problem
+            lines.extend(x for x in (str(e).splitlines() or [type(e).__name__])
+                         if x.split(" (included by", 1)[0] not in
+                         {y.split(" (included by", 1)[0] for y in lines})
     if len(lines) <= 1:
         return "".join(lines)
     files = [r.path for r in refs if r.spec is None]

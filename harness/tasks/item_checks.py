@@ -353,7 +353,8 @@ def _bucket_problem(spec: TaskSpec, key: str, src: GeneratorSource, buckets: lis
         also = _make_first(spec, key, src, buckets[-1]) if pos == 0 and len(buckets) > 1 \
             else None
         if pos == 0 and (len(buckets) == 1 or also is not None):  # not this bucket alone
-            tail = f"; bucket {buckets[-1].label} fails too" if also is not None else ""
+            tail = (f" and the last, bucket {buckets[-1].label}: the parameters, not one "
+                    "bucket" if also is not None else "")
             return f"{path}: {text} (bucket {b.label}{tail})", e
         at = "values" if spec.buckets.values is not None else "edges"
         shown = text.removeprefix("source: ") if key == "source" else text

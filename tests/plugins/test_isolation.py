@@ -56,7 +56,7 @@ def test_failing_plugin_tasks_fail_alone_and_used_plugins_are_recorded(tmp_path:
     assert "Traceback" not in r.stderr
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
     origin = f"include:{tmp_path / 'tasks'}"
-    where = ("mine/badmetric: metric 'flaky': ZeroDivisionError: division by zero (template "
+    where = ("metric 'flaky': ZeroDivisionError: division by zero (template "
              "io, bucket 6, item 0, seed 0; again: harness tasks sample mine/badmetric --bucket "
              "6 --item 0 --seed 0 --template io --score abc; its stack: GENHARNESS_TRACEBACK=1)")
     assert errors == [
@@ -71,7 +71,7 @@ def test_failing_plugin_tasks_fail_alone_and_used_plugins_are_recorded(tmp_path:
         {"task": "mine/badgen", "origin": origin, "plugin": "plugin:bad-plugins==0.3",
          "error": badgen},
         {"task": "mine/badmetric", "origin": origin, "plugin": "plugin:bad-plugins==0.3",
-         "error": where},
+         "error": f"mine/badmetric: {where}"},
     ]
     assert sorted(p.name for p in (out / "samples" / "mine").iterdir()) == ["good.jsonl"]
     assert res["environment"]["plugins"] == {"bad-plugins": "0.3", "scripted-model": "0.0.1"}

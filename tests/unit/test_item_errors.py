@@ -124,7 +124,7 @@ def test_validate_names_the_bucket_whose_difficulty_the_generator_refuses(
     assert r.exit_code == 1
     assert r.output.splitlines() == [
         f"error: {folder / 'every.yaml'}:3: source: generator 't37_none': no board at all "
-        "(bucket 3; bucket 8 fails too)",
+        "(bucket 3 and the last, bucket 8: the parameters, not one bucket)",
         f"error: {folder / 'first.yaml'}:5: buckets.edges: bucket 30: generator 't37_board': "
         "size 30 is too large for this board",
         f"error: {folder / 'one.yaml'}:5: buckets.values: bucket 30: generator 't37_board': "

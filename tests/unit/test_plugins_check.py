@@ -84,3 +84,17 @@ def test_a_long_answer_is_not_repeated() -> None:
     line = ItemError("m: bad", "2/0", "2", "io", answer="x" * 501).located("m/t", 0)
     assert "--score ANSWER (ANSWER: the model's 501-character answer, too long to repeat " \
         "here);" in line
+
+
+
+def test_a_problem_of_an_included_file_counts_once(tmp_path: Path) -> None:
+    # a base file's typo reached through two tasks that include it is one problem, not two
+    site = tmp_path / "site"
+    base = task_yaml("common").replace("name: common\n", "").replace("scoring:", "scorin:")
+    make_dist(site, "mine-dist", "0.1", {"harness.tasks": {"mine": "mine_tasks"}},
+              {"mine_tasks/__init__.py": "", "mine_tasks/_common.yaml": base,
+               "mine_tasks/a.yaml": "include: _common.yaml\nname: a\n",
+               "mine_tasks/b.yaml": "include: _common.yaml\nname: b\n"})
+    r = harness(site, "plugins", "list", "--check")
+    row = _row(r.stdout, "tasks")
+    assert r.returncode == 1 and "scorin" in row and "more problem" not in row, r.stdout
