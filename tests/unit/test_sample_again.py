@@ -148,7 +148,7 @@ def test_score_with_traceback_shows_the_metrics_own_stack(
     include = _tasks(tmp_path, "flaky", metric="t37_flaky")
     line = _failure(tmp_path, include, "mine/flaky", "xy")
     assert "ZeroDivisionError" in line and "--score xy;" in line, line
-    monkeypatch.delenv(TRACEBACK_ENV, raising=False)  # --traceback sets it: restored after
+    monkeypatch.setenv(TRACEBACK_ENV, "0")  # --traceback sets it to 1: put back after the test
     monkeypatch.setattr(sys, "argv", ["harness", *_again(line), "--include-path", str(include),
                                       "--traceback"])
     assert main._run() == 2
