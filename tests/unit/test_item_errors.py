@@ -65,7 +65,7 @@ def test_a_generator_bug_names_the_item_and_the_command_reproduces_it(
     lines: list[str] = []
     evaluate(cfg, model=ScriptedLM("1,2"), on_failure=lines.append)
     (line,) = lines
-    m = re.search(r"mine/edge: generator 't37_knight': IndexError: bug: edge file reached at "
+    m = re.search(r"failed: generator 't37_knight': IndexError: bug: edge file reached at "
                   r"7,\d \(bucket 8, item (\d+), seed 4; again: (harness tasks sample mine/edge "
                   r"--bucket 8 --item \d+ --seed 4); its stack: GENHARNESS_TRACEBACK=1\)$", line)
     assert m is not None, line
@@ -74,7 +74,7 @@ def test_a_generator_bug_names_the_item_and_the_command_reproduces_it(
     assert args[args.index("--item") + 1] == m.group(1)
     again = CliRunner().invoke(app, [*args, "--include-path", str(include)])
     assert isinstance(again.exception, HarnessError)
-    assert line.endswith(str(again.exception)), (line, str(again.exception))
+    assert line.endswith(str(again.exception).removeprefix("mine/edge: ")), line
     ok = CliRunner().invoke(app, [*args[:-4], "--item", "0", "--seed", "4",
                                   "--include-path", str(include)])
     assert ok.exit_code == 0 and ok.output.startswith("--- 8/0  bucket=8"), ok.output

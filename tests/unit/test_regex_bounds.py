@@ -123,7 +123,7 @@ def test_a_regex_over_the_bound_at_run_time_fails_its_task_alone(tmp_path: Path)
     with within(120):
         res = evaluate(cfg, model=FakeLM(lambda p: "ab" * 40 + "!"), on_failure=lines.append)
     (line,) = lines
-    assert line.startswith("task mine/t (include:") and "failed: mine/t: " \
+    assert line.startswith("task mine/t (include:") and "failed: " \
         "scoring.extract.pattern: regex '^(a|ab|b)*$' ran over 1 s" in line, line
     assert "(template a, bucket 1, item 0, seed 0; again: harness tasks sample" in line, line
     assert [t.task for t in res.tasks] == ["lengthgen/copy"]
