@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -167,10 +168,11 @@ def engines_markdown() -> str:
             same = (f"{a['same_text']}/{a['generate']} texts" if a["generate"] else
                     f"{a['same_pick']}/{a['multiple_choice']} picks, max \\|Δ\\| "
                     f"{a['max_abs_dlogprob']}")
-            cpu = {"median": _median(r["model_cpu_s"]), "min": min(r["model_cpu_s"]),
+            cpu = {"median": statistics.median(r["model_cpu_s"]), "min": min(r["model_cpu_s"]),
                    "max": max(r["model_cpu_s"])}
             rows.append([r["workload"], f"`{r['model']}`", _r(cpu),
-                         f"{_median(r['wall_s']):.1f}", f"**{r['cpu_ratio_to_first']:.2f}**",
+                         f"{statistics.median(r['wall_s']):.1f}",
+                         f"**{r['cpu_ratio_to_first']:.2f}**",
                          str(max(x["peak_rss_mb"] for x in r["runs"])),
                          "–" if r["model"] == first else same])
         loads = [x for r in en["rows"] for run in r["runs"] for x in run["load"]]
@@ -208,12 +210,6 @@ def write_engines(path: Path) -> None:
     if n != 1:
         sys.exit(f"{path}: expected one <!-- engines:start/end --> pair, found {n}")
     path.write_text(new, encoding="utf-8")
-
-
-def _median(xs: list[float]) -> float:
-    ys = sorted(xs)
-    mid = len(ys) // 2
-    return ys[mid] if len(ys) % 2 else (ys[mid - 1] + ys[mid]) / 2
 
 
 if __name__ == "__main__":

@@ -260,13 +260,3 @@ def log_softmax_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = rows.astype(np.float64)
     top = x.max(axis=1)
     return top + np.log(np.exp(x - top[:, None]).sum(axis=1)), x.argmax(axis=1)
-
-
-def log_softmax_at(rows: np.ndarray, targets: list[int]) -> tuple[float, bool]:
-    """Sum of the log-probabilities of *targets* under *rows* (float64), and whether each is
-    its row's argmax."""
-    lse, top = log_softmax_rows(rows)
-    idx = np.arange(len(targets))
-    picked = rows[idx, targets].astype(np.float64)
-    greedy = bool(np.all(top == np.asarray(targets)))
-    return float((picked - lse).sum()), greedy
