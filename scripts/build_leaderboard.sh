@@ -15,7 +15,9 @@
 # --seed S (default 0), --name NAME (folder under leaderboards/, default offline-small), --models
 # "M1 M2", --suites "S1 S2", --runs DIR (default runs/leaderboard), --reuse, --no-build,
 # --retime (only time the tasks harness/leaderboard/costs.json has no measurement of, one
-# `--no-cache` eval per task under RUNS/retime/, each added as it finishes; then stop), --replay
+# `--no-cache` eval per task under RUNS/retime/, each added as it finishes; then stop; with
+# --limit N each at N items per bucket, which `plan` scales by prompts: an upper bound, as smaller
+# batches cost more per prompt), --replay
 # DIR (repeatable: every run under DIR of the same model answers the prompts it holds, so a board
 # grown by a condition or a few items per bucket asks the model only for what is new; a task
 # answered partly this way is not timed).
@@ -53,7 +55,7 @@ while [ $# -gt 0 ]; do
     --no-build) BUILD=0; shift ;;
     --retime) RETIME=1; shift ;;
     --replay) REPLAY_DIRS+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "build_leaderboard.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -82,6 +84,7 @@ if [ "$RETIME" = 1 ]; then
       --seed "$SEED" --groups --unmeasured "$model" --costs "$COSTS")
     while read -r limit tasks; do
       [ -n "$limit" ] || continue
+      [ -z "$LIMIT" ] || limit=$LIMIT
       lim=(--limit-per-bucket "$limit"); [ "$limit" = all ] && lim=()
       for task in ${tasks//,/ }; do
         out="$RUNS/retime/$slug/${task//\//_}"
