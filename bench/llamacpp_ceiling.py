@@ -8,19 +8,26 @@ call, after a 64-token prompt), each repeated, tokens per second of process CPU 
 Then the `llamacpp:` backend on prefill-bound work (the 4-way multiple-choice workload of
 `bench/engines.py`, 3-shot, 240 requests in one call, as `harness eval` makes it) for the same
 file: prompt tokens the engine fed per CPU second, beside the ceiling (``pp``: a choice needs
-the logits of its own tokens only).
+the logits of its own tokens only). Beside both, `hf:` fp32 on the same requests (an alias with
+an ``hf:`` model): the tokens the engine fed over hf's CPU seconds, the rate llama.cpp would need
+to use no more CPU than hf.
 
     .venv/bin/python bench/llamacpp_ceiling.py [--threads 1] [--repeats 3] [--models A,B,...]
+        [--name llamacpp_ceiling]
+
+The results name the llama.cpp build (its ggml backends, e.g. ``blas`` for a llama-cpp-python
+compiled with ``-DGGML_BLAS=ON``): ``--name`` keeps another build's numbers apart.
 
 A model is ``smollm2-135m`` / ``gemma3-270m`` (the F16 conversion `llamacpp:ALIAS` runs),
 ``ALIAS:TYPE`` (the alias converted to TYPE, e.g. ``smollm2-135m:q8_0``), or a path to a
-``.gguf``. Writes ``bench/results/llamacpp_ceiling.json``.
+``.gguf``. Writes ``bench/results/NAME.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -137,6 +144,42 @@ def harness_rate(model: str, threads: int) -> dict[str, Any] | None:
             "tok_per_wall_s": round(fed / wall, 1)}
 
 
+def hf_rate(model: str, threads: int, fed: int) -> dict[str, Any] | None:
+    """`hf:` fp32 on the 3-shot multiple-choice workload: *fed* (the tokens the llama.cpp engine
+    fed for it) over hf's CPU seconds for the same requests (best of two calls)."""
+    from harness.models.aliases import ALIASES  # noqa: PLC0415
+    from harness.models.backends import load_model  # noqa: PLC0415
+
+    alias, _, _ = model.partition(":")
+    if alias not in ALIASES or ALIASES[alias].llamacpp_only:
+        return None
+    import torch  # noqa: PLC0415
+
+    torch.set_num_threads(threads)
+    reqs = _mc_requests()
+    lm = load_model(f"hf:{alias}", {}, "auto")
+    lm.loglikelihood(reqs[:8])  # warm-up
+    cpu = []
+    for _ in range(2):
+        c0 = time.process_time()
+        lm.loglikelihood(reqs)
+        cpu.append(time.process_time() - c0)
+    return {"requests": len(reqs), "cpu_s": round(min(cpu), 2),
+            "tok_per_cpu_s": round(fed / min(cpu), 1)}
+
+
+def build() -> dict[str, Any]:
+    """The llama.cpp build measured: llama-cpp-python's version and its ggml backends."""
+    import llama_cpp  # noqa: PLC0415
+
+    lib = Path(llama_cpp.__file__).parent / "lib"
+    backends = sorted(p.name.removeprefix("libggml-").split(".")[0]
+                      for p in lib.glob("libggml-*.so") if p.name != "libggml-base.so")
+    env = {k: v for k, v in os.environ.items() if k.startswith("OPENBLAS_")}
+    return {"llama_cpp_python": llama_cpp.__version__, "ggml_backends": backends,
+            "system_info": llama_cpp.llama_print_system_info().decode().strip(" |"), "env": env}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="smollm2-135m,gemma3-270m")
@@ -144,6 +187,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--prompt", type=int, default=512)
     ap.add_argument("--gen", type=int, default=64)
+    ap.add_argument("--name", default="llamacpp_ceiling")
     args = ap.parse_args()
     results, table = [], []
     for model in args.models.split(","):
@@ -151,17 +195,20 @@ def main() -> None:
         rec = {"model": model, "label": label, "file": path.name,
                **measure(path, args.threads, args.repeats, args.prompt, args.gen),
                "harness_mc_3shot": harness_rate(model, args.threads)}
-        results.append(rec)
         h = rec["harness_mc_3shot"]
+        rec["hf_mc_3shot"] = h and hf_rate(model, args.threads, h["tokens_fed"])
+        results.append(rec)
         share = "-" if not h else (
             f"{h['tok_per_cpu_s']:.0f} ({h['tok_per_cpu_s'] / rec['pp']['tok_per_cpu_s']:.0%})")
         table.append([label, rec["pp"]["tok_per_cpu_s"], rec["pp+logits"]["tok_per_cpu_s"],
-                      rec["tg"]["tok_per_cpu_s"], share])
+                      rec["tg"]["tok_per_cpu_s"], share,
+                      rec["hf_mc_3shot"]["tok_per_cpu_s"] if rec["hf_mc_3shot"] else "-"])
         print(json.dumps(rec), flush=True)
     print_table(f"llama.cpp ceiling ({args.threads} thread(s); tokens per CPU second)",
-                ["model", "pp", "pp+logits", "tg", "harness MC 3-shot (share of pp)"],
+                ["model", "pp", "pp+logits", "tg", "harness MC 3-shot (share of pp)",
+                 "hf fp32 same work"],
                 table)
-    write_result("llamacpp_ceiling", {"machine": machine(), "threads": args.threads,
+    write_result(args.name, {"machine": machine(), "build": build(), "threads": args.threads,
                                       "repeats": args.repeats, "results": results,
                                       "cmd": "bench/llamacpp_ceiling.py " + " ".join(sys.argv[1:])})
 

@@ -181,15 +181,23 @@ def engines_markdown() -> str:
                    f"{max(loads):.1f}, commit {_where(en)}\n\n" + table(
                        ["workload", "model", "model CPU-s", "wall s", f"CPU / `{first}`",
                         "peak RSS MB", f"agreement with `{first}`"], rows))
-    ce = _load("llamacpp_ceiling")
-    if ce:
-        out.append(f"#### llama.cpp's own speed beside the engine's: {ce['threads']} thread(s), "
-                   f"tokens per CPU second, median of {ce['repeats']}, commit {_where(ce)}\n\n"
+    for path in sorted(RESULTS.glob("llamacpp_ceiling*.json")):
+        ce = json.loads(path.read_text())
+        b = ce.get("build", {})
+        env = " ".join(f"{k}={v}" for k, v in b.get("env", {}).items())
+        build = (f", llama-cpp-python {b['llama_cpp_python']} (ggml backends: "
+                 f"{', '.join(b['ggml_backends'])}{'; ' + env if env else ''})" if b else "")
+        out.append(f"#### `{path.stem}`: llama.cpp's own speed beside the engine's and hf's, "
+                   f"{ce['threads']} thread(s), tokens per CPU second, median of "
+                   f"{ce['repeats']}{build}, commit {_where(ce)}\n\n"
                    + table(["GGUF", "pp (prompt, last logits)", "pp+logits (every position)",
-                            "tg (decode)", "`llamacpp:` on 3-shot MC (share of pp)"],
+                            "tg (decode)", "`llamacpp:` on 3-shot MC (share of pp)",
+                            "`hf:` fp32, same requests"],
                            [[r["label"], f"{r['pp']['tok_per_cpu_s']:.0f}",
                              f"{r['pp+logits']['tok_per_cpu_s']:.0f}",
-                             f"{r['tg']['tok_per_cpu_s']:.1f}", _share(r)]
+                             f"{r['tg']['tok_per_cpu_s']:.1f}", _share(r),
+                             f"{r['hf_mc_3shot']['tok_per_cpu_s']:.0f}"
+                             if r.get("hf_mc_3shot") else "–"]
                             for r in ce["results"]]))
     return "\n\n".join(out) + "\n"
 
