@@ -93,8 +93,10 @@ class LlamaCppModel(LocalLM):
         weights = resolve(name, dtype)
         self.changes_answers = weights.changes_answers
         if weights.changes_answers:
-            log.warning("%s runs the shipped 4-bit file, which changes answers (16-20%% of "
-                        "greedy texts differ from full precision); llamacpp:%s runs it at F16",
+            # the figure is SmolLM2's and Gemma's (bench/RESULTS.md); Qwen has no such reference
+            log.warning("%s runs the shipped 4-bit file, which changes answers (its kernels "
+                        "round activations to 8 bits: 16-20%% of greedy texts differed from full "
+                        "precision for SmolLM2 and Gemma); llamacpp:%s runs it at F16",
                         self._label, name.rsplit("-", 1)[0])
         tok = _tokenizer(name, *weights.tokenizer)
         rows = AUTO_ROWS if batch_size == "auto" else batch_size
