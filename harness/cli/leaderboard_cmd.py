@@ -110,7 +110,7 @@ def plan_command(
              "with 'harness leaderboard costs').")] = None,
 ) -> None:
     """Items per bucket each task needs for the stated precision, and its measured cost."""
-    from harness.leaderboard.costs import core_hours, estimate, read_table
+    from harness.leaderboard.costs import core_hours, estimate, read_table, scaled_mark
     from harness.leaderboard.plan import groups, per_bucket, plan_tasks
     from harness.progress import duration
 
@@ -132,13 +132,16 @@ def plan_command(
                f"{min_per_bucket} per bucket: {per_bucket(1, 1, target, min_per_bucket)} items "
                "per role at least")
     if names:
-        typer.echo("CPU time per model (measured at plan size, see --costs): "
+        typer.echo("CPU time per model (measured at plan size, '<=' scaled from a smaller run: "
+                   "an upper bound; see --costs): "
                    + ", ".join(f"[{i + 1}] {m}" for i, m in enumerate(names)))
     for p in plans:
         lim = "all" if p.limit is None else str(p.limit)
-        cost = "".join(f"  [{i + 1}] " + (duration(est[m][0][p.task]) if p.task in est[m][0]
-                                          else "not measured")
-                       for i, m in enumerate(names))
+        cost = "".join(
+            f"  [{i + 1}] " + (scaled_mark(table.models[m].get(p.task), p.limit)
+                               + duration(est[m][0][p.task]) if p.task in est[m][0]
+                               else "not measured")
+            for i, m in enumerate(names))
         typer.echo(f"{p.task:40} limit {lim:>4}  n_ID {p.n_id:>4}  n_OOD {p.n_ood:>4}  "
                    f"+-{100 * max(p.half_id, p.half_ood):.1f} pts  {p.prompts:>5} prompts{cost}"
                    + (f"  SHORT: {p.short}" if p.short else ""))

@@ -137,6 +137,16 @@ def estimate(table: CostTable, model: str,
     return est, missing
 
 
+def scaled_mark(cost: TaskCost | None, limit: int | None) -> str:
+    """``<=`` for a cost timed on fewer items per bucket than *limit* (smaller batches cost more
+    per prompt: an upper bound), ``>=`` for more, ``""`` at the same size or unmeasured."""
+    if cost is None or cost.limit == limit:
+        return ""
+    if limit is None or (cost.limit is not None and cost.limit < limit):
+        return "<="
+    return ">="
+
+
 def core_hours(seconds: float) -> str:
     """``seconds`` of CPU as core-hours, one decimal (never rounded to 0)."""
     return f"{max(math.ceil(seconds / 360) / 10, 0.1):.1f} core-h"

@@ -60,18 +60,37 @@ def test_estimates_scale_by_prompts_and_name_what_is_missing() -> None:
 
 
 def test_plan_prints_the_measured_cost_per_task(tmp_path: Path) -> None:
+    from harness.leaderboard.plan import plan_tasks
+
     table = tmp_path / "costs.json"
-    cost = TaskCost(limit=31, prompts=186, cpu_s=3600.0, wall_s=3700.0, load_avg=1.0, engine="hf")
+    cost = TaskCost(limit=plan_tasks([TASK])[0].limit, prompts=186, cpu_s=3600.0, wall_s=3700.0,
+                    load_avg=1.0, engine="hf")  # timed at the plan's own size: no mark
     table.write_text(CostTable(models={"hf:m": {TASK: cost}}).model_dump_json())
     out = CliRunner().invoke(app, ["leaderboard", "plan", "--tasks", f"{TASK},lengthgen/sort",
                                    "--costs", str(table)])
     assert out.exit_code == 0, out.output
     lines = {ln.split()[0]: ln for ln in out.output.splitlines() if ln.startswith("lengthgen/")}
     assert "[1] 1 h" in lines[TASK] and "[1] not measured" in lines["lengthgen/sort"]
-    from harness.leaderboard.plan import plan_tasks
-
     hours = 3600.0 * plan_tasks([TASK])[0].prompts / 186 / 3600  # the cost scales by prompts
     assert f"hf:m: {hours:.1f} core-h at least (1 of 2 tasks not measured)" in out.output
+
+
+def test_plan_marks_a_cost_timed_at_another_size(tmp_path: Path) -> None:
+    from harness.leaderboard.costs import scaled_mark
+    from harness.leaderboard.plan import plan_tasks
+
+    limit = plan_tasks([TASK])[0].limit
+    assert limit is not None
+    small = TaskCost(limit=4, prompts=24, cpu_s=60.0, wall_s=61.0, load_avg=1.0, engine="q")
+    table = tmp_path / "costs.json"
+    table.write_text(CostTable(models={"q:m": {TASK: small}}).model_dump_json())
+    out = CliRunner().invoke(app, ["leaderboard", "plan", "--tasks", TASK, "--costs", str(table)])
+    assert out.exit_code == 0, out.output
+    line = next(ln for ln in out.output.splitlines() if ln.startswith(TASK))
+    assert "[1] <=" in line and "'<=' scaled from a smaller run" in out.output
+    assert scaled_mark(small.model_copy(update={"limit": limit}), limit) == ""
+    assert scaled_mark(small.model_copy(update={"limit": None}), limit) == ">="
+    assert scaled_mark(small, None) == "<=" and scaled_mark(None, limit) == ""
 
 
 def test_groups_of_the_unmeasured_tasks_are_what_retime_runs(tmp_path: Path) -> None:
