@@ -25,7 +25,8 @@ from harness.sources.files import missing_data_hint, shown
 from harness.sources.read import read_source
 from harness.spec.buckets import Bucket, assign, build_buckets, format_value
 from harness.spec.difficulty import parse_difficulty
-from harness.spec.task import GeneratorSource, TaskSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import TaskSpec
 
 FEWSHOT_ID_PREFIX = "fs:"  # ids of few-shot pool items start with this (never an evaluated id)
 

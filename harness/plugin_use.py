@@ -12,7 +12,8 @@ from harness.analyses.registry import ANALYSES
 from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.gaps.registry import get_gap
-from harness.spec.task import GeneratorSource, TaskSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import TaskSpec
 from harness.tasks.refs import TaskRef
 
 

@@ -34,7 +34,8 @@ from harness.requests import (
 from harness.results import TaskResult, read_samples
 from harness.runner import prepare
 from harness.spec.chat import ChatTurn
-from harness.spec.task import GeneratorSource, TaskSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
 from harness.tasks.namespaces import folder_namespace
 from harness.tasks.providers import TaskProvider, from_plugin

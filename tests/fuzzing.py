@@ -162,7 +162,7 @@ def check_task_file(path: Path) -> None:
     """What ``harness tasks validate`` and ``harness tasks sample`` do with one file."""
     from harness.items import build_instances
     from harness.outputs.prompts import build_prompt, target_text
-    from harness.spec.task import DatasetSource
+    from harness.spec.sources import DatasetSource
     from harness.tasks.loader import load_spec, validate_base
 
     if path.name.startswith("_"):

@@ -18,7 +18,8 @@ from harness.items import GeneratedItems, Instance, build_instances
 from harness.outputs.prompts import build_prompt, target_text
 from harness.seeding import derive_seed
 from harness.spec.buckets import Bucket, assign, format_value
-from harness.spec.task import GeneratorSource, TaskSpec, TemplateSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import TaskSpec, TemplateSpec
 from harness.tasks.refs import TaskRef
 
 _MAX_SKIPS = 10_000  # eval prompts in a row after which a slot's space counts as used up

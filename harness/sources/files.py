@@ -15,7 +15,7 @@ from harness.bounds import check_regular, read_utf8
 from harness.cache_paths import data_dir
 from harness.errors import HarnessError
 from harness.filelock import os_reason
-from harness.spec.task import FilesSource
+from harness.spec.sources import FilesSource
 
 MAX_SOURCE_BYTES = 1 << 30  # a data file (or a download) larger than this is refused: 1 GiB
 

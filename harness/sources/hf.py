@@ -17,7 +17,7 @@ from harness.errors import HarnessError
 from harness.hub_access import hub_unusable
 from harness.sources.files import exists, missing_data_hint, resolve_path, shown
 from harness.sources.files import read_records as read_file
-from harness.spec.task import DatasetSource, FilesSource
+from harness.spec.sources import DatasetSource, FilesSource
 
 
 def read_records(source: DatasetSource, base_dir: Path) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from typing import Any
 from harness.sources.files import check_records, read_records, resolve_path
 from harness.sources.hf import read_records as read_dataset
 from harness.sources.paths import check_read
-from harness.spec.task import DatasetSource, FilesSource
+from harness.spec.sources import DatasetSource, FilesSource
 
 
 def read_source(source: FilesSource | DatasetSource, base_dir: Path) -> list[dict[str, Any]]:

@@ -33,7 +33,8 @@ from harness.errors import HarnessError, TaskSpecError, did_you_mean
 from harness.generators.registry import WORK_BUDGET, GeneratorInfo, estimate_work
 from harness.spec.buckets import Bucket, build_buckets
 from harness.spec.patterns import check_pattern
-from harness.spec.task import GeneratorSource, TaskSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import TaskSpec
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ValidationError
 
 from harness.errors import TaskSpecError
 from harness.sources.paths import check_read
-from harness.spec.task import OutputSpec, SourceSpec, TaskSpec, type_tags
+from harness.spec.sources import SourceSpec
+from harness.spec.task import OutputSpec, TaskSpec, type_tags
 from harness.tasks.origins import KeySources
 
 try:  # the C loader is several times faster; fall back where libyaml is missing

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError, TaskSpecError
-from harness.spec.task import GeneratorSource, TaskSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import TaskSpec
 from harness.tasks.item_checks import item_problems
 from harness.tasks.variants import FindTask, check_items_from, close_addresses, index_finder
 

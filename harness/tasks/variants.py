@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, TaskSpecError, did_you_mean
-from harness.spec.task import DatasetSource, FilesSource, GeneratorSource, TaskSpec
+from harness.spec.sources import DatasetSource, FilesSource, GeneratorSource
+from harness.spec.task import TaskSpec
 
 if TYPE_CHECKING:
     from harness.tasks.index import TaskIndex

@@ -17,7 +17,8 @@ from harness.data.export import ExportReport, export, export_to
 from harness.errors import HarnessError
 from harness.items import build_instances
 from harness.outputs.prompts import build_prompt
-from harness.spec.task import GeneratorSource, TaskSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
 from harness.tasks.refs import TaskRef
 

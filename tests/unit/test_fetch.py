@@ -14,7 +14,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.sources.files import fetch_file, read_records
-from harness.spec.task import FilesSource
+from harness.spec.sources import FilesSource
 
 
 @pytest.fixture

@@ -174,7 +174,7 @@ def test_every_integer_parameter_at_its_limit_is_refused_or_bounded(
     import inspect
 
     from harness.spec.buckets import build_buckets
-    from harness.spec.task import GeneratorSource
+    from harness.spec.sources import GeneratorSource
     from harness.tasks.item_checks import LIMITS
     from harness.tasks.loader import load_spec
 

@@ -14,7 +14,8 @@ import pytest
 from harness.generators.registry import get_generator, run_generator
 from harness.generators.scan import SPLITS, all_pairs, split_side
 from harness.items import Instance, build_instances
-from harness.spec.task import GeneratorSource, TaskSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
 
 RUN_SEEDS = range(4)  # run seeds at which each task's items are built

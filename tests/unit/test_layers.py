@@ -50,8 +50,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("tools", ["harness.testing"]),
     ("cli", ["harness.cli.*", "harness.__main__"]),
 ]
-SCHEMA_LEAF = ["harness.spec.task", "harness.spec.buckets", "harness.spec.difficulty",
-               "harness.spec.patterns", "harness.spec.chat"]
+SCHEMA_LEAF = ["harness.spec.task", "harness.spec.sources", "harness.spec.base",
+               "harness.spec.buckets", "harness.spec.difficulty", "harness.spec.patterns",
+               "harness.spec.chat"]
 # Function-level imports allowed to go up: the package faces' lazy re-exports (PEP 562).
 UPWARD_OK = {("harness", "__getattr__"), ("harness.api", "__getattr__")}
 

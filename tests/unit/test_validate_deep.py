@@ -160,7 +160,7 @@ def test_restrict_paths_confines_includes_and_sources(tmp_path: Path,
         assert lines[0].startswith(f"error: {out}: include: ") and "--restrict-paths" in lines[0]
         assert lines[1].startswith(f"ok: {ok}")
         from harness.sources.read import read_source
-        from harness.spec.task import FilesSource
+        from harness.spec.sources import FilesSource
 
         (tmp_path / "x.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
         with pytest.raises(HarnessError, match=r"source\.path: .*outside the task folder"):
