@@ -7,10 +7,12 @@
 #   PLAN=1 bash examples/reference_models/rebuild.sh                 # print the plan, run nothing
 #   CONTROL=1 bash examples/reference_models/rebuild.sh              # the negative control too
 #   BOARD=1 bash examples/reference_models/rebuild.sh                # then build the board
+#   BOARD=only bash examples/reference_models/rebuild.sh             # only build the board
 #   STEPS=40 PER_BUCKET=5 ... rebuild.sh parity/lstm                 # a smoke test (not the recipe)
 #
 # A family is <task>/<model>: the task's training recipe (template, steps) with one model recipe
-# (FAMILIES below). Model <model>-s<seed> of task T (slug: T with / as _) leaves
+# (FAMILIES below); <model> names the recipe (a position encoding, lstm, or an ablation such as
+# rope_curriculum). Model <model>-s<seed> of task T (slug: T with / as _) leaves
 #   refmodels/<slug>/<model>-s<seed>/                weights, ignored by git (0.2-0.6 MB)
 #   leaderboards/reference/<slug>/<model>-s<seed>/   results.json and train.json: commit them
 #                                                    (git add -f: both names are ignored)
@@ -39,10 +41,21 @@ LSTM="--arch lstm --layers 1 --d-model 128 --batch-size 64 --lr 3e-3"
 FAMILIES="
 parity/lstm                    reference/parity              bits      2000   $LSTM
 parity/rope                    reference/parity              bits      3000   --variant rope $TRANSFORMER
+parity/rope_curriculum         reference/parity              bits      3000   --variant rope $TRANSFORMER --curriculum 0.5
+parity_scratchpad/rope         reference/parity_scratchpad   compact   3000   --variant rope $TRANSFORMER
+parity/rope_long               reference/parity              bits      10000  --variant rope $TRANSFORMER
+parity_hints/rope              reference/parity_hints        compact   3000   --variant rope $TRANSFORMER
+parity/learned                 reference/parity              bits      6000   --variant learned $TRANSFORMER
 copy_unique/rope               reference/copy_unique         compact   3000   --variant rope $TRANSFORMER
 copy_repeat/rope               reference/copy_repeat         compact   3000   --variant rope $TRANSFORMER
+copy_unique/nope               reference/copy_unique         compact   3000   --variant nope $TRANSFORMER
+copy_unique/learned            reference/copy_unique         compact   3000   --variant learned $TRANSFORMER
+copy_unique/rope_6k            reference/copy_unique         compact   6000   --variant rope $TRANSFORMER
+copy_unique/rope_l4            reference/copy_unique         compact   3000   --variant rope $TRANSFORMER --layers 4
+copy_unique_wide/rope          reference/copy_unique_wide    compact   3000   --variant rope $TRANSFORMER
 addition_reversed/rope         reference/addition_reversed   compact   5000   --variant rope $TRANSFORMER
 addition_hints/rope            reference/addition_hints      compact   5000   --variant rope $TRANSFORMER
+addition_hints_window/rope     reference/addition_hints_window compact 5000   --variant rope $TRANSFORMER
 "
 CONTROL_FAMILIES="
 lengthgen_addition_reversed/nope     lengthgen/addition_reversed  plain   5000  --variant nope $TRANSFORMER
@@ -53,12 +66,12 @@ lengthgen_copy/rope                  lengthgen/copy               repeat  3000  
 lengthgen_copy/learned               lengthgen/copy               repeat  3000  --variant learned $TRANSFORMER
 "
 
-one() {  # seed task template steps train.py-options...
-  local seed=$1 task=$2 tpl=$3 steps=$4; shift 4
-  local slug=${task//\//_} model=rope margs=()
-  if [[ " $* " == *" --arch lstm "* ]]; then model=lstm; margs=(--model-args trust_remote_code=true)
-  elif [[ " $* " == *" --arch gru "* ]]; then model=gru; margs=(--model-args trust_remote_code=true)
-  else model=$(sed -E 's/.*--variant ([a-z]+).*/\1/' <<< "$*"); fi
+one() {  # seed family task template steps train.py-options...
+  local seed=$1 fam=$2 task=$3 tpl=$4 steps=$5; shift 5
+  local slug=${task//\//_} model=${fam#*/} margs=()
+  if [[ " $* " == *" --arch lstm "* || " $* " == *" --arch gru "* ]]; then
+    margs=(--model-args trust_remote_code=true)
+  fi
   local dir="refmodels/$slug/$model-s$seed" res="leaderboards/reference/$slug/$model-s$seed"
   mkdir -p "refmodels/$slug"
   if [[ ! -f $dir/train.json ]]; then
@@ -89,43 +102,47 @@ plan() {  # one line per model: seed task template steps options (seed-major: a 
     while read -r fam task tpl steps opts; do
       [[ -n $fam ]] || continue
       if (( $# )) && [[ " $* " != *" $fam "* ]]; then continue; fi
-      echo "$seed $task $tpl ${STEPS:-$steps} $opts"
+      echo "$seed $fam $task $tpl ${STEPS:-$steps} $opts"
     done <<< "$table"
   done
   if [[ ${CONTROL:-0} == 1 ]]; then
     for seed in 0 1 2; do
       while read -r fam task tpl steps opts; do
-        [[ -n $fam ]] && echo "$seed $task $tpl $steps $opts"
+        [[ -n $fam ]] && echo "$seed $fam $task $tpl $steps $opts"
       done <<< "$CONTROL_FAMILIES"
     done
   fi
 }
 
-for want in "$@"; do  # an unknown family name is a usage error, not a silent no-op
-  grep -qE "^$want[[:space:]]" <<< "$FAMILIES" || {
-    echo "rebuild.sh: unknown family $want; families: $(awk 'NF {printf "%s ", $1}' <<< "$FAMILIES")" >&2
-    exit 2; }
-done
-if [[ ${PLAN:-0} == 1 ]]; then plan "$@"; exit 0; fi
-plan "$@" | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _
-if [[ ${CONTROL:-0} == 1 ]]; then
-  bash examples/reference_models/probe.sh  # every length around the ID edge (refmodels/probe)
-fi
-if [[ ${BOARD:-0} == 1 ]]; then
-  # every family run with its samples/ (written by its evaluation here); the negative control's
-  # runs as the board already carries them (their samples are not committed elsewhere)
-  inputs=()
-  for r in leaderboards/reference/*/*-s*/results.json; do
-    [[ -d $(dirname "$r")/samples ]] && inputs+=("$r")
+main() {  # the whole run is one function, parsed before it starts: editing this file while
+  # a rebuild runs cannot change what that rebuild does
+  for want in "$@"; do  # an unknown family name is a usage error, not a silent no-op
+    grep -qE "^$want[[:space:]]" <<< "$FAMILIES" || {
+      echo "rebuild.sh: unknown family $want; families: $(awk 'NF {printf "%s ", $1}' <<< "$FAMILIES")" >&2
+      exit 2; }
   done
-  keep=$(mktemp -d)
-  if [[ -d leaderboards/reference-board/runs ]]; then
-    for d in leaderboards/reference-board/runs/refmodels-lengthgen_*; do
-      [[ -d $d ]] && cp -r "$d" "$keep/" && inputs+=("$keep/$(basename "$d")"/*/results.json)
-    done
+  if [[ ${PLAN:-0} == 1 ]]; then plan "$@"; exit 0; fi
+  if [[ ${BOARD:-0} != only ]]; then plan "$@" | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _; fi
+  if [[ ${CONTROL:-0} == 1 ]]; then
+    bash examples/reference_models/probe.sh  # every length around the ID edge (refmodels/probe)
   fi
-  $H leaderboard build "${inputs[@]}" --out leaderboards/reference-board --gzip-samples \
-    --title "Reference models: tiny transformers and LSTMs trained from scratch on ID data"
-  rm -rf "$keep"
-  python3 scripts/mark_board_current.py reference-board "built by examples/reference_models/rebuild.sh"
-fi
+  if [[ ${BOARD:-0} == 1 || ${BOARD:-0} == only ]]; then
+    # every run with its samples/: from its evaluation here, else as the board already
+    # carries it (a fresh clone has no local samples; the negative control's live only there)
+    inputs=()
+    keep=$(mktemp -d)
+    for r in leaderboards/reference/*/*-s*/results.json; do
+      local run=${r%/results.json} copy
+      copy=leaderboards/reference-board/runs/refmodels-$(basename "$(dirname "$run")")-$(basename "$run")
+      if [[ -d $run/samples ]]; then inputs+=("$r")
+      elif [[ -d $copy ]]; then cp -r "$copy" "$keep/" && inputs+=("$keep/$(basename "$copy")"/*/results.json)
+      else echo "rebuild.sh: $run has no samples here or on the board: left out" >&2; fi
+    done
+    $H leaderboard build "${inputs[@]}" --out leaderboards/reference-board --gzip-samples \
+      --title "Reference models: tiny transformers and LSTMs trained from scratch on ID data"
+    rm -rf "$keep"
+    python3 scripts/mark_board_current.py reference-board "built by examples/reference_models/rebuild.sh"
+  fi
+}
+main "$@"
+exit

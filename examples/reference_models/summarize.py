@@ -23,19 +23,34 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from harness.scoring.intervals import Proportion, diff_interval
+from harness.leaderboard.board_file import BucketInfo, SeedSuccess
+from harness.leaderboard.families import (
+    Member,
+    contrast_verdict,
+    seed_success,
+    seed_words,
+)
 from harness.scoring.stats import wilson_interval
 
-SUCCESS = 0.9  # a seed succeeds when its all-OOD accuracy reaches this
+SUCCESS = 0.9  # a seed fits (all ID) and succeeds (all OOD) at this accuracy
 
-#: (claim, paper, task, family predicted to succeed, task, family predicted not to, which OOD)
+#: (claim, paper, task and family predicted to extend, task and family predicted not to); each
+#: is judged by ``harness.leaderboard.families.contrast_verdict`` over the seeds that fit ID
 CONTRASTS = [
     ("an LSTM extends parity, a transformer does not", "Delétang et al. 2023",
-     "reference_parity", "lstm", "reference_parity", "rope", "all OOD"),
+     "reference_parity", "lstm", "reference_parity", "rope"),
+    ("an LSTM extends parity, a transformer trained shortest-first does not",
+     "Delétang et al. 2023", "reference_parity", "lstm", "reference_parity", "rope_curriculum"),
+    ("an LSTM extends parity, a transformer writing a running-parity scratchpad does not",
+     "Delétang et al. 2023; Anil et al. 2022", "reference_parity", "lstm",
+     "reference_parity_scratchpad", "rope"),
     ("copying distinct letters extends past the edge, copying with repeats does not",
-     "Zhou et al. 2023", "reference_copy_unique", "rope", "reference_copy_repeat", "rope", "edge"),
+     "Zhou et al. 2023", "reference_copy_unique", "rope", "reference_copy_repeat", "rope"),
     ("index hints make reversed addition extend past the edge", "Zhou et al. 2023",
-     "reference_addition_hints", "rope", "reference_addition_reversed", "rope", "edge"),
+     "reference_addition_hints", "rope", "reference_addition_reversed", "rope"),
+    ("index hints drawn at a random offset (every hint symbol trained) make reversed addition "
+     "extend", "Zhou et al. 2023", "reference_addition_hints_window", "rope",
+     "reference_addition_reversed", "rope"),
 ]
 
 
@@ -85,38 +100,83 @@ def edge(acc: dict[str, float], roles: dict[str, str]) -> float:
     return acc[first]
 
 
-def contrast_lines(runs: dict[tuple[str, str], list[tuple[int, dict[str, float], float]]],
-                   roles: dict[str, dict[str, str]]) -> list[str]:
+def family_success(results: list[Path]) -> SeedSuccess | None:
+    """``seed_success`` of one family's runs (the board's rule) from their results.json."""
+    members, axis = [], None
+    for res in results:
+        tpl = json.loads(res.read_text(encoding="utf-8"))["tasks"][0]["templates"][0]
+        acc, _, id_acc = bucket_acc(res)
+        axis = axis or [BucketInfo(label=b["bucket"], index=b["index"], role=b["role"],
+                                   lo=b["lo"], hi=b["hi"]) for b in tpl["buckets"]]
+        members.append(Member(id_acc, acc["all OOD"], [acc.get(b.label) for b in axis]))
+    return seed_success(members, axis or [])
+
+
+def family_line(s: SeedSuccess) -> str:
+    """The family's verdict by the board's rule, in words."""
+    return f"verdict: {seed_words(s)}"
+
+
+def contrast_lines(files: dict[tuple[str, str], list[Path]]) -> list[str]:
     """One markdown row per contrast whose two families have runs."""
-    out = ["| claim (paper) | OOD measure | predicted to extend: seeds ≥ 90% | predicted not to "
-           "| difference [95% CI] | verdict |", "|---|---|---|---|---|---|"]
-    for claim, paper, ta, fa, tb, fb, which in CONTRASTS:
-        if (ta, fa) not in runs or (tb, fb) not in runs:
+    out = ["| claim (paper) | predicted to extend | predicted not to | all-OOD success, "
+           "difference [95% CI] | verdict |", "|---|---|---|---|---|"]
+    for claim, paper, ta, fa, tb, fb in CONTRASTS:
+        if (ta, fa) not in files or (tb, fb) not in files:
             continue
-        k = []
-        for task, fam in ((ta, fa), (tb, fb)):
-            seeds = runs[(task, fam)]
-            vals = [acc["all OOD"] if which == "all OOD" else edge(acc, roles[task])
-                    for _, acc, _ in seeds]
-            k.append((sum(v >= SUCCESS for v in vals), len(vals)))
-        (ka, na), (kb, nb) = k
-        pa = Proportion(ka / na, na, float(na))
-        pb = Proportion(kb / nb, nb, float(nb))
-        lo, hi = diff_interval(pa, pb)
-        # a contrast is about generalizing only where both families fit the ID range
-        fits = [sum(acc["all ID"] >= SUCCESS for _, acc, _ in runs[(t, f)])
-                for t, f in ((ta, fa), (tb, fb))]
-        verdict = ("reproduced" if lo > 0 else "opposite" if hi < 0 else
-                   "not reproduced (interval includes 0)")
-        if lo > 0 and fits[1] == 0:
-            verdict = (f"not a generalization contrast: no seed of {task_label(tb, fb)} fits "
-                       f"the ID range (ID ≥ {100 * SUCCESS:.0f}%: 0 of {nb})")
-        elif lo > 0 and which != "all OOD":
-            verdict += " (first OOD step only)"
-        out.append(f"| {claim} ({paper}) | {which} | {task_label(ta, fa)}: {ka} of {na} | "
-                   f"{task_label(tb, fb)}: {kb} of {nb} | {100 * (pa.mean - pb.mean):.0f} "
-                   f"[{100 * lo:.0f}, {100 * hi:.0f}] pts | {verdict} |")
+        a, b = family_success(files[(ta, fa)]), family_success(files[(tb, fb)])
+        if a is None or b is None:
+            continue
+        verdict, ci = contrast_verdict(a, b)
+        diff = ("n/a (not every family fits)" if ci is None or a.rate is None or b.rate is None
+                else f"{100 * (a.rate - b.rate):.0f} [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}] pts")
+        out.append(f"| {claim} ({paper}) | {side(ta, fa, a)} | {side(tb, fb, b)} | {diff} | "
+                   f"**{verdict}** |")
     return out
+
+
+def side(task: str, fam: str, s: SeedSuccess) -> str:
+    """A contrast's family: fitted seeds, all-OOD and first-OOD-bucket successes, extent."""
+    ext = "none" if s.extent is None else f"{s.extent:g}"
+    return (f"{task_label(task, fam)}: {s.fitted} of {s.members} fit; all OOD {s.succeeded}, "
+            f"edge {s.edge_succeeded} of {s.fitted}; extent {ext}")
+
+
+def family_table(files: dict[tuple[str, str], list[Path]]) -> list[str]:
+    """One markdown row per family: its recipe, seeds, how many fit, ID and OOD accuracy, the
+    extent and verdict by the board's rule, and the training seconds (wall, one thread)."""
+    out = ["| task · family | recipe | seeds | fit ID ≥ 90% | all ID % (min–max) | "
+           "all OOD % (min–max) | extent (× edge) | verdict | train s (min–max) |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for (task, fam), runs in sorted(files.items()):
+        s = family_success(runs)
+        accs = [bucket_acc(r)[0] for r in runs]
+        trains = [json.loads((r.parent / "train.json").read_text(encoding="utf-8"))
+                  for r in runs if (r.parent / "train.json").is_file()]
+        secs = [float(t["seconds"]) for t in trains]
+        ext = ("-" if s is None or s.extent is None else f"{s.extent:g}" + (
+            f" ({s.extent_factor:.2f}×)" if s.extent_factor is not None else ""))
+        out.append(f"| {task_label(task, fam)} | {recipe(trains[0]) if trains else '-'} | "
+                   f"{len(runs)} | {'-' if s is None else s.fitted} | {spread(accs, 'all ID')} "
+                   f"| {spread(accs, 'all OOD')} | {ext} | "
+                   f"{'-' if s is None else s.verdict} | "
+                   f"{f'{min(secs):.0f}–{max(secs):.0f}' if secs else '-'} |")
+    return out
+
+
+def recipe(train: dict[str, object]) -> str:
+    """A training record's recipe in a few words."""
+    if train.get("arch", "transformer") != "transformer":
+        what = f"{train['arch']} {train['layers']}×{train['d_model']}"
+    else:
+        what = f"{train['variant']} {train['layers']}×{train['d_model']}"
+    extra = ", shortest first" if train.get("curriculum") else ""
+    return f"{what}, {train['steps']} steps, lr {train['lr']:g}{extra}"
+
+
+def spread(accs: list[dict[str, float]], key: str) -> str:
+    xs = [100 * a[key] for a in accs]
+    return f"{statistics.fmean(xs):.1f} ({min(xs):.1f}–{max(xs):.1f})"
 
 
 def task_label(task: str, fam: str) -> str:
@@ -142,6 +202,9 @@ def main() -> None:
         weak = [s for s, _, id_acc in seeds if id_acc < 0.9]
         print(f"\n### {task} · {variant} · seeds {sorted(s for s, _, _ in seeds)}"
               + (f" — seeds {weak} below 90% ID: not learned" if weak else ""))
+        fam = family_success(files[(task, variant)])
+        if fam is not None:
+            print(f"\n{family_line(fam)}")
         print(f"\n{success_line([acc['all OOD'] for _, acc, _ in seeds])}")
         if any(r == "OOD" for r in roles[task].values()):
             edge_ok = [edge(acc, roles[task]) for _, acc, _ in seeds]
@@ -155,7 +218,9 @@ def main() -> None:
         print()
         for res in files[(task, variant)]:
             print(seed_line(res))
-    lines = contrast_lines(runs, roles)
+    print("\n### Families (the board's rule: only seeds that fit ID are read)\n")
+    print("\n".join(family_table(files)))
+    lines = contrast_lines(files)
     if len(lines) > 2:
         print("\n### Contrasts the papers predict (success rates over seeds)\n")
         print("\n".join(lines))

@@ -23,6 +23,8 @@ import os
 import random
 import sys
 import time
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -113,6 +115,19 @@ def batch(rows: list[tuple[list[int], int]]) -> tuple[torch.Tensor, torch.Tensor
     return ids, mask, labels
 
 
+def curriculum_rows(rows: Iterator[dict[str, object]], lo: int, hi: int, ramp: int
+                    ) -> Iterator[tuple[int, dict[str, object]]]:
+    """``(cap, row)`` pairs: during the first ``ramp`` rows handed out, rows whose difficulty
+    exceeds a cap rising linearly from ``lo`` to ``hi`` are skipped (a length curriculum,
+    shortest first); after it every row passes. ``ramp`` 0: no curriculum."""
+    served = 0
+    for row in rows:
+        cap = hi if served >= ramp else lo + (hi - lo) * served // max(1, ramp)
+        if float(str(row["difficulty"])) <= cap:
+            served += 1
+            yield cap, row
+
+
 def _public(path: Path) -> str:
     """``path`` relative to the working directory when inside it (no local path in records)."""
     rel = os.path.relpath(path.resolve(), Path.cwd())
@@ -122,7 +137,8 @@ def _public(path: Path) -> str:
 def train(task: str, variant: str | None, seed: int, steps: int, out: Path, layers: int = 3,
           d: int = 128, heads: int = 4, batch_size: int = 64, lr: float = 1e-3,
           threads: int = 1, template: str | None = None,
-          include: list[Path] | None = None, arch: str = "transformer") -> dict[str, object]:
+          include: list[Path] | None = None, arch: str = "transformer",
+          curriculum: float = 0.0) -> dict[str, object]:
     """Train and save one model; its training record (also written to out/train.json)."""
     if arch == "transformer" and variant not in VARIANTS:
         raise SystemExit(f"--variant: expected one of {', '.join(VARIANTS)} for --arch "
@@ -136,6 +152,12 @@ def train(task: str, variant: str | None, seed: int, steps: int, out: Path, laye
     spec = index.spec(ref)
     report = ExportReport()
     rows = iter_rows(spec, ref, "ID", seed, template, report)
+    if curriculum:
+        if spec.roles.id_range is None:
+            raise SystemExit(f"--curriculum: {task} declares no roles.id_range to ramp over")
+        rng = spec.roles.id_range
+        staged = curriculum_rows(rows, rng.min, rng.max, int(curriculum * steps) * batch_size)
+        rows = (row for _, row in staged)
     tok = char_tokenizer()
     model = (build_model(str(variant), len(tok), layers, d, heads, 256) if arch == "transformer"
              else build_recurrent(arch, len(tok), layers, d))
@@ -143,10 +165,14 @@ def train(task: str, variant: str | None, seed: int, steps: int, out: Path, laye
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps,
                                                 pct_start=0.1)
     model.train()
+    load_start = os.getloadavg()[0]  # other work on the machine while this one trains
     t0, loss_v = time.perf_counter(), float("nan")
+    trained: Counter[float] = Counter()  # rows trained on per difficulty value
     for step in range(steps):
+        picked = [next(rows) for _ in range(batch_size)]
+        trained.update(float(str(r["difficulty"])) for r in picked)
         ids, mask, labels = batch([encode(tok, str(r["prompt"]), str(r["target"]))
-                                   for r in (next(rows) for _ in range(batch_size))])
+                                   for r in picked])
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         opt.zero_grad()
         loss.backward()
@@ -165,10 +191,12 @@ def train(task: str, variant: str | None, seed: int, steps: int, out: Path, laye
         "variant": variant if arch == "transformer" else arch,
         "seed": seed, "steps": steps, "batch_size": batch_size,
         "layers": layers, "d_model": d, "heads": heads if arch == "transformer" else None,
-        "lr": lr, "final_loss": loss_v,
+        "lr": lr, "curriculum": curriculum, "final_loss": loss_v,
         "seconds": round(time.perf_counter() - t0, 1), "threads": threads,
+        "load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)],  # 1-min, start/end
+        "cpus": os.cpu_count(),
         "train_rows": steps * batch_size, "skipped_eval_items": report.skipped_eval,
-        "rows_per_difficulty": {f"{v:g}": n for v, n in sorted(report.histogram.items())},
+        "rows_per_difficulty": {f"{v:g}": n for v, n in sorted(trained.items())},
         "include_paths": [_public(p) for p in include or []],
         "parameters": sum(p.numel() for p in model.parameters()),
     }
@@ -194,6 +222,9 @@ def main() -> None:
     ap.add_argument("--template", default=None,
                     help="template id of the training prompts (default: the task's first); "
                          "evaluate with the same one (harness eval --templates ID)")
+    ap.add_argument("--curriculum", type=float, default=0.0,
+                    help="fraction of the steps over which the longest trained difficulty rises "
+                         "from the ID range's min to its max (shortest first); 0: none")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--include-path", type=Path, action="append", default=[],
                     help="extra task folder (repeatable), as for harness eval / data export")
@@ -203,7 +234,8 @@ def main() -> None:
         ap.error("--variant is required with --arch transformer")
     try:
         rec = train(a.task, a.variant, a.seed, a.steps, a.out, a.layers, a.d_model, a.heads,
-                    a.batch_size, a.lr, a.threads, a.template, a.include_path, a.arch)
+                    a.batch_size, a.lr, a.threads, a.template, a.include_path, a.arch,
+                    a.curriculum)
     except HarnessError as e:  # unknown task, template or folder: one line, usage error
         print(f"train.py: {e}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -42,29 +42,37 @@ def addition_steps(a: int, b: int) -> str:
 HINTS = "abcdefghijklmnopqrstuvwxyz"  # index-hint letters: a = units, b = tens, ...
 
 
-def hinted(digits: str) -> str:
+def hinted(digits: str, start: int = 0) -> str:
     """``digits`` (most significant first) with each digit after the letter of its place,
     counted from the units: ``hinted("321")`` is ``"c3b2a1"`` (Zhou et al. 2023's index hints,
-    lettered from the units so that a carry digit gets the next letter)."""
-    if len(digits) > len(HINTS):
+    lettered from the units so that a carry digit gets the next letter). ``start``: the units'
+    letter is ``HINTS[start]`` (``hinted("321", 2)`` is ``"e3d2c1"``)."""
+    if start + len(digits) > len(HINTS):
         raise ValueError(f"index_hints: at most {len(HINTS)} places (one letter each), "
-                         f"got {len(digits)}")
+                         f"got {len(digits)} from letter {start + 1}")
     n = len(digits)
-    return "".join(HINTS[n - 1 - i] + d for i, d in enumerate(digits))
+    return "".join(HINTS[start + n - 1 - i] + d for i, d in enumerate(digits))
 
 
 @generator("addition", difficulty="digits per operand",
            fields=("a", "b", "digits", "target", "scratchpad", "a_hinted", "b_hinted"))
 def addition(
     rng: random.Random, difficulty: int, *, reverse_output: bool = False,
-    index_hints: bool = False,
+    index_hints: bool = False, hint_window: bool = False,
 ) -> dict[str, Any]:
     """a + b with both operands of ``difficulty`` digits; optionally the sum's digits reversed
     (least significant first, the order in which column addition produces them).
 
     ``index_hints``: the record also has ``a_hinted`` and ``b_hinted`` (``c3b2a1`` for 321, see
     ``hinted``), and the target is the sum written the same way (reversed: ``a7b7c7`` for 777),
-    so every digit is tagged with its place (Zhou et al. 2023)."""
+    so every digit is tagged with its place (Zhou et al. 2023).
+
+    ``hint_window`` (with ``index_hints``): the units' letter is drawn per item, uniformly from
+    those that leave room for every place and a carry, so the hints are a window of consecutive
+    letters at a random offset: short operands then carry every letter a long one needs, as
+    Zhou et al. 2023 draw their hints (as we read them)."""
+    if hint_window and not index_hints:
+        raise ValueError("hint_window: only with index_hints: true")
     if index_hints and difficulty >= len(HINTS):
         raise ValueError(f"index_hints: at most {len(HINTS) - 1} digits per operand (the sum "
                          f"may have one more), got {difficulty}")
@@ -79,9 +87,10 @@ def addition(
         "scratchpad": addition_steps(a, b),
     }
     if index_hints:
-        h = hinted(total)
+        start = rng.randrange(len(HINTS) - difficulty) if hint_window else 0
+        h = hinted(total, start)
         pairs = [h[i:i + 2] for i in range(0, len(h), 2)]
-        rec.update(a_hinted=hinted(str(a)), b_hinted=hinted(str(b)),
+        rec.update(a_hinted=hinted(str(a), start), b_hinted=hinted(str(b), start),
                    target="".join(pairs[::-1]) if reverse_output else h)
     return rec
 

@@ -61,21 +61,42 @@ def sort(
     return _record(s, sorted(s, key=alphabet.index), sep)
 
 
-@generator("parity", difficulty="bits", fields=("text", "length", "target", "scratchpad"))
-def parity(rng: random.Random, difficulty: int, *, sep: str = " ") -> dict[str, Any]:
+@generator("parity", difficulty="bits",
+           fields=("text", "length", "target", "scratchpad", "text_hinted", "scratchpad_hinted"))
+def parity(rng: random.Random, difficulty: int, *, sep: str = " ", index_hints: bool = False,
+           hint_window: bool = False) -> dict[str, Any]:
     """Parity (1 when the number of ones is odd, else 0) of ``difficulty`` random bits.
 
     ``scratchpad`` is the running parity after each bit (Anil et al. 2022's scratchpad idea):
-    for ``1 0 1 1`` it is ``1 1 0 1``; its last entry is the answer."""
+    for ``1 0 1 1`` it is ``1 1 0 1``; its last entry is the answer.
+
+    ``index_hints``: also ``text_hinted``, each bit after a letter naming its place
+    (``a1b0c1d1``), and ``scratchpad_hinted``, per place its letter, its bit and the running
+    parity (``a1=1b0=1c1=0d1=1``): a step finds its bit by the letter (Zhou et al. 2023's index
+    hints) and writes it before combining it with the previous parity, so each step has a part
+    that is learnable alone; ``hint_window``: the first bit's letter is drawn per item from
+    those that leave room for every bit, so short strings carry every letter a long one needs."""
+    if hint_window and not index_hints:
+        raise ValueError("hint_window: only with index_hints: true")
+    if index_hints and difficulty > len(string.ascii_lowercase):
+        raise ValueError(f"index_hints: at most {len(string.ascii_lowercase)} bits (one letter "
+                         f"each), got {difficulty}")
     bits = random_symbols(rng, difficulty, "01")
     running, p = [], 0
     for bit in bits:
         p ^= int(bit)
         running.append(str(p))
-    return {
+    rec = {
         "text": sep.join(bits), "length": difficulty, "target": str(p),
         "scratchpad": sep.join(running),
     }
+    if index_hints:
+        start = rng.randrange(27 - difficulty) if hint_window else 0
+        tags = string.ascii_lowercase[start:start + difficulty]
+        rec.update(text_hinted="".join(t + b for t, b in zip(tags, bits, strict=True)),
+                   scratchpad_hinted="".join(f"{t}{b}={r}" for t, b, r in
+                                             zip(tags, bits, running, strict=True)))
+    return rec
 
 
 @generator("count", difficulty="numbers to write", fields=("start", "end", "length", "target"))

@@ -298,7 +298,8 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
                             worst_row=None if worst is None else worst[1]),
         stale_tasks=[n for n in all_tasks if n in stale],
         suites=sorted({suite_of(n) for n in all_tasks}, key=suite_sort_key),
-        entries=entries, families=families(entries, rows), tasks=tasks, sources=sources(c),
+        entries=entries, families=families(entries, rows, {t.task: t.buckets for t in tasks}),
+        tasks=tasks, sources=sources(c),
         conflicts=c.conflicts)
     return board, viewer
 

@@ -99,15 +99,23 @@ class Entry(_Model):
 
 
 class SeedSuccess(_Model):
-    """How many members of a family generalize on one task (Madsen & Johansen's success rate):
-    a member succeeds when its pooled OOD accuracy is at least ``threshold``."""
+    """What a family's seeds show on one task (``leaderboard/families``): members that fit the
+    ID range, those that generalize (Madsen & Johansen's success rate, over fitted members
+    only), how far the family extends, and its verdict."""
 
-    threshold: float  # pooled OOD accuracy a member needs (0.9)
-    succeeded: int  # members that reach it
+    threshold: float  # pooled ID accuracy that fits, pooled OOD accuracy that succeeds (0.9)
+    succeeded: int  # fitted members whose pooled OOD accuracy reaches the threshold
     members: int  # members with OOD items on the task
-    rate: float  # succeeded / members
-    ci_low: float  # Wilson 95% lower bound of the rate (members as the trials)
-    ci_high: float  # Wilson 95% upper bound
+    fitted: int | None = None  # members whose pooled ID accuracy reaches the threshold
+    rate: float | None  # succeeded / fitted (None: no member fitted)
+    ci_low: float | None  # Wilson 95% lower bound of the rate (fitted members as the trials)
+    ci_high: float | None  # Wilson 95% upper bound
+    edge_succeeded: int | None = None  # fitted members at the threshold in the first OOD bucket
+    extent: float | None = None  # largest difficulty up to which every bucket's success rate
+    # (fitted members at the threshold there) stays at it, from the last ID bucket outward
+    extent_factor: float | None = None  # extent / the largest ID difficulty
+    edge_gap: float | None = None  # mean over fitted members of last ID − first OOD bucket
+    verdict: str | None = None  # the family's verdict on the task, in words
 
 
 class FamilyRow(_Model):

@@ -42,7 +42,8 @@ def family_of(name: str) -> str | None:
 
 
 def reproduce(res: Results) -> str:
-    """The ``harness eval`` command (and commit) that reruns a results file's tasks."""
+    """The ``harness eval`` command (and commit) that reruns a results file's tasks; for local
+    weights, a shell comment saying which numbers it gives bitwise."""
     r = res.run
     model = r.model
     backend, _, name = model.partition(":")
@@ -72,5 +73,10 @@ def reproduce(res: Results) -> str:
     if r.strategy != "direct":
         args += ["--strategy", r.strategy]
     cmd = shlex.join(args)
+    sha = res.model.weights_sha256
+    if sha and public_id(res).startswith("local:"):  # weights that no package or hub pins
+        cmd += (f"  # bitwise only with weights of sha256 {sha[:12]}…; weights trained again "
+                "(another machine or build) are another draw of the seed: compare them as a "
+                "distribution over seeds")
     commit = res.harness.git_commit
     return f"git checkout {commit[:12]} && {cmd}" if commit else cmd

@@ -19,6 +19,7 @@ from harness.leaderboard.board_file import (
     TaskBoard,
     TaskRow,
 )
+from harness.leaderboard.families import seed_words
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.registered import (
     analysis_columns,
@@ -254,9 +255,8 @@ def markdown(board: Leaderboard) -> str:
                           f"{pct(f.overall_mean)} ± {pct(f.overall_sd)} (min–max "
                           f"{pct(f.overall_min)}–{pct(f.overall_max)}) over {len(f.tasks)} "
                           "tasks" + "".join(
-                              f"; {t}: {s.succeeded} of {s.members} seeds with OOD ≥ 90% "
-                              f"({pct(s.rate)} [{pct(s.ci_low)}, {pct(s.ci_high)}])"
-                              for t, s in f.success.items())) for f in board.families]
+                              f"; {t}: {seed_words(s)}" for t, s in f.success.items()))
+                  for f in board.families]
         lines.append("")
     for suite in board.suites:
         lines += [f"## {md_text(suite)}", ""]

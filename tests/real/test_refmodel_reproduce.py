@@ -63,6 +63,8 @@ def _rerun(dest: Path, env: dict[str, str], extra: list[str]) -> None:
     assert "trust_remote_code=true" in line
     checkout, _, command = line.partition(" && ")
     assert checkout.startswith("git checkout ")
+    command, _, note = command.partition("  # ")  # local weights: which numbers are bitwise
+    assert note.startswith("bitwise only with weights of sha256 ") and "seeds" in note
     args = shlex.split(command)
     assert args[0] == "harness"
     r = _sh(shlex.join([".venv/bin/harness", *args[1:], *extra, "--output-dir", "again"]), dest,

@@ -31,8 +31,11 @@ def test_generators_list_shows_fields_params_and_origin() -> None:
     assert sorted(rows) == generator_names()
     parity = rows["parity"]
     assert parity["origin"] == "builtin" and parity["status"] == "ok"
-    assert parity["fields"] == ["text", "length", "target", "scratchpad"]
-    assert parity["params"] == [{"name": "sep", "default": "' '"}]
+    assert parity["fields"] == ["text", "length", "target", "scratchpad", "text_hinted",
+                                "scratchpad_hinted"]
+    assert parity["params"] == [{"name": "sep", "default": "' '"},
+                                {"name": "index_hints", "default": "False"},
+                                {"name": "hint_window", "default": "False"}]
     assert parity["difficulty"] == "bits" and parity["description"]
     lmentry = {p["name"]: p["default"] for p in rows["lmentry"]["params"]}
     assert lmentry["path"] is None  # a required parameter

@@ -293,3 +293,10 @@ def test_reproduce_line_carries_the_runs_include_paths() -> None:
     line = reproduce(res.model_copy(update={"run": run}))
     assert "--include-path examples/reference_models/tasks" in line
     assert "--include-path '<tasks>'" in line and "/home/someone" not in line
+    # local weights (no package or hub pins them): the line says which numbers are bitwise
+    assert line.endswith(f"  # bitwise only with weights of sha256 {res.model.weights_sha256[:12]}"
+                         "…; weights trained again (another machine or build) are another draw "
+                         "of the seed: compare them as a distribution over seeds")
+    hub = res.model.model_copy(update={"name": "org/model", "path": "org/model",
+                                       "weights_sha256": None, "revision": "abc"})
+    assert "  # " not in reproduce(res.model_copy(update={"run": run, "model": hub}))

@@ -188,21 +188,29 @@ def test_task_page_describes_what_the_runs_ran() -> None:
 
 
 def test_a_family_of_seeds_shows_its_success_rate(tmp_path: Path) -> None:
-    # seeds of one model: OOD 10/10, 9/10 (exactly 90%: a success), 8/10, 0/10
+    # seeds of one model: OOD 10/10, 9/10 (exactly 90%: a success), 8/10, 0/10, all fitting
+    # the ID range; a fifth with OOD 10/10 but ID 8/10 does not fit and is not counted
+    fit = [(10, ood) for ood in (10, 9, 8, 0)] + [(8, 10)]
     runs = [write_run(tmp_path / f"m-s{i}", make_results(f"m-s{i}", [TaskSpecLite(
-                TASK, [("1", "ID", 10, 10), ("2", "OOD", 10, ood)])], seed=i))
-            for i, ood in enumerate([10, 9, 8, 0])]
+                TASK, [("1", "ID", 10, id_ok), ("2", "OOD", 10, ood)])], seed=i))
+            for i, (id_ok, ood) in enumerate(fit)]
     out = tmp_path / "board"
     build(runs, out)
     [fam] = json.loads((out / "leaderboard.json").read_text())["families"]
     s = fam["success"][TASK]
     lo, hi = wilson_interval(2, 4)
-    assert (s["succeeded"], s["members"], s["rate"], s["threshold"]) == (2, 4, 0.5, 0.9)
+    assert (s["succeeded"], s["fitted"], s["members"], s["rate"], s["threshold"]) == (
+        2, 4, 5, 0.5, 0.9)
     assert (s["ci_low"], s["ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
-    assert fam["task_stats"][TASK][0] == pytest.approx((20 + 19 + 18 + 10) / 80)
-    shown = f"{TASK}: 2 of 4, 50.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    # 2 of the 4 fitted seeds reach 90% in the OOD bucket: 50% < 90%, so the extent is the edge
+    assert (s["extent"], s["edge_succeeded"], s["verdict"]) == (1, 2, "fails at the edge")
+    assert s["edge_gap"] == pytest.approx((0 + 0.1 + 0.2 + 1.0) / 4)
+    assert fam["task_stats"][TASK][0] == pytest.approx((20 + 19 + 18 + 10 + 18) / 100)
+    shown = (f"{TASK}: fails at the edge; 4 of 5 seeds fit ID ≥ 90%; 2 of 4 with OOD ≥ 90% "
+             f"(50.0 [{100 * lo:.1f}, {100 * hi:.1f}]); extent 1 (1.00× the edge), "
+             "edge gap 32.5")
     assert shown in (out / "index.html").read_text()
-    assert f"{TASK}: 2 of 4 seeds with OOD ≥ 90%" in (out / "leaderboard.md").read_text()
+    assert shown in (out / "leaderboard.md").read_text()
 
 
 def test_a_task_from_an_include_path_is_checked_against_that_folder() -> None:

@@ -4,6 +4,7 @@ at least 90%) with its 95% Wilson interval."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 from pathlib import Path
 from types import ModuleType
@@ -35,29 +36,55 @@ def test_success_rate_counts_seeds_at_ninety_percent_ood() -> None:
     assert "0 of 3 seeds, 0% [0, 56]" in _summarize().success_line([0.0, 0.5, 0.1])
 
 
-def _seed(ood_first: float, ood_rest: float) -> tuple[int, dict[str, float], float]:
-    acc = {"2": 1.0, "8": 1.0, "9": ood_first, "12": ood_rest, "all ID": 1.0,
-           "all OOD": (ood_first + ood_rest) / 2}
-    return 0, acc, 1.0
+def _run(root: Path, task: str, fam: str, seed: int, id_acc: float, ood: list[float]) -> Path:
+    """A results.json with the fields summarize reads: ID buckets 2 and 8, OOD 9 and 12."""
+    accs = [("2", "ID", id_acc), ("8", "ID", id_acc), ("9", "OOD", ood[0]),
+            ("12", "OOD", ood[1])]
+    buckets = [{"bucket": b, "index": i, "role": r, "lo": float(b), "hi": float(b), "n": 100,
+                "correct": 100 * a, "accuracy": a, "ci_low": 0.0, "ci_high": 1.0}
+               for i, (b, r, a) in enumerate(accs)]
+    out = root / task / f"{fam}-s{seed}" / "results.json"
+    out.parent.mkdir(parents=True)
+    out.write_text(json.dumps({"tasks": [{"templates": [{"buckets": buckets, "gaps": {}}]}]}))
+    return out
 
 
-def test_a_clean_five_seed_contrast_is_reproduced_and_one_seed_is_not() -> None:
+def test_contrast_verdicts_count_only_seeds_that_fit(tmp_path: Path) -> None:
     mod = _summarize()
-    roles = {t: {"2": "ID", "8": "ID", "9": "OOD", "12": "OOD", "all ID": "ID", "all OOD": "OOD"}
-             for t in ("reference_copy_unique", "reference_copy_repeat")}
-    five = {("reference_copy_unique", "rope"): [_seed(0.97, 0.1)] * 5,
-            ("reference_copy_repeat", "rope"): [_seed(0.02, 0.0)] * 5}
-    [_, _, row] = mod.contrast_lines(five, roles)
-    # edge success 5 of 5 vs 0 of 5: MOVER on exact limits, lower end 1 - hypot(1 - l, u)
-    # with l = 0.025 ** (1 / 5) (exact lower limit at 5/5) and u = 1 - l
+    uniq = [_run(tmp_path, "reference_copy_unique", "rope", s, 1.0, [0.97, 0.1])
+            for s in range(5)]
+    rep = [_run(tmp_path, "reference_copy_repeat", "rope", s, 1.0, [0.02, 0.0])
+           for s in range(5)]
+    files = {("reference_copy_unique", "rope"): uniq, ("reference_copy_repeat", "rope"): rep}
+    [_, _, row] = mod.contrast_lines(files)
+    # all-OOD success 0 of 5 each; at the first OOD bucket 5 of 5 against 0 of 5
+    assert row.endswith("| 0 [-52, 52] pts | **direction only (extent 1.12× the edge)** |")
+    assert "copy_unique rope: 5 of 5 fit; all OOD 0, edge 5 of 5; extent 9" in row
+    assert "copy_repeat rope: 5 of 5 fit; all OOD 0, edge 0 of 5; extent 8" in row
+    # a family whose seeds do not fit the ID range makes no generalization contrast
+    unfit = [_run(tmp_path / "u", "reference_copy_repeat", "rope", s, 0.5, [0.0, 0.0])
+             for s in range(5)]
+    [_, _, row_unfit] = mod.contrast_lines({**files, ("reference_copy_repeat", "rope"): unfit})
+    assert row_unfit.endswith("| n/a (not every family fits) | **not testable (ID not learned)** |")
+    # both OOD buckets: reproduced, with Newcombe's interval of 5/5 - 0/5
+    full = [_run(tmp_path / "f", "reference_copy_unique", "rope", s, 1.0, [1.0, 0.95])
+            for s in range(5)]
+    [_, _, row_full] = mod.contrast_lines({**files, ("reference_copy_unique", "rope"): full})
     low = 1 - math.hypot(1 - 0.025 ** 0.2, 1 - 0.025 ** 0.2)
-    assert f"| 100 [{100 * low:.0f}, 100] pts | reproduced (first OOD step only) |" in row
-    assert "copy_unique rope: 5 of 5" in row and "copy_repeat rope: 0 of 5" in row
-    # a family that never fits the ID range makes no generalization contrast (issue 33)
-    unfit = {**five, ("reference_copy_repeat", "rope"): [
-        (0, {**_seed(0.02, 0.0)[1], "all ID": 0.5}, 1.0)] * 5}
-    [_, _, row_unfit] = mod.contrast_lines(unfit, roles)
-    assert "not a generalization contrast" in row_unfit and "0 of 5)" in row_unfit
-    one = {k: v[:1] for k, v in five.items()}
-    [_, _, row1] = mod.contrast_lines(one, roles)
-    assert row1.endswith("| not reproduced (interval includes 0) |")
+    assert row_full.endswith(f"| 100 [{100 * low:.0f}, 100] pts | **reproduced** |")
+
+
+def test_the_docs_contrast_table_is_summarizes_output() -> None:
+    """docs/reference-models.md quotes the verdicts as summarize.py prints them from the
+    committed runs, never typed."""
+    mod = _summarize()
+    root = ROOT / "leaderboards" / "reference"
+    files: dict[tuple[str, str], list[Path]] = {}
+    for res in sorted(root.glob("*/*-s*/results.json")):
+        files.setdefault((res.parent.parent.name, res.parent.name.rsplit("-s", 1)[0]),
+                         []).append(res)
+    table = "\n".join(mod.contrast_lines(files))
+    doc = (ROOT / "docs" / "reference-models.md").read_text(encoding="utf-8")
+    start, end = "<!-- contrasts:start -->\n", "\n<!-- contrasts:end -->"
+    assert start in doc and end in doc
+    assert doc.split(start, 1)[1].split(end, 1)[0] == table
