@@ -45,7 +45,7 @@ parity/rope_curriculum         reference/parity              bits      3000   --
 parity_scratchpad/rope         reference/parity_scratchpad   compact   3000   --variant rope $TRANSFORMER
 parity/rope_long               reference/parity              bits      10000  --variant rope $TRANSFORMER
 parity_hints/rope              reference/parity_hints        compact   3000   --variant rope $TRANSFORMER
-parity/learned                 reference/parity              bits      6000   --variant learned $TRANSFORMER
+parity_hints/lstm              reference/parity_hints        compact   2000   $LSTM
 copy_unique/rope               reference/copy_unique         compact   3000   --variant rope $TRANSFORMER
 copy_repeat/rope               reference/copy_repeat         compact   3000   --variant rope $TRANSFORMER
 copy_unique/nope               reference/copy_unique         compact   3000   --variant nope $TRANSFORMER
@@ -56,6 +56,7 @@ copy_unique_wide/rope          reference/copy_unique_wide    compact   3000   --
 addition_reversed/rope         reference/addition_reversed   compact   5000   --variant rope $TRANSFORMER
 addition_hints/rope            reference/addition_hints      compact   5000   --variant rope $TRANSFORMER
 addition_hints_window/rope     reference/addition_hints_window compact 5000   --variant rope $TRANSFORMER
+addition_hints_window/rope_curriculum reference/addition_hints_window compact 5000 --variant rope $TRANSFORMER --curriculum 0.5
 "
 CONTROL_FAMILIES="
 lengthgen_addition_reversed/nope     lengthgen/addition_reversed  plain   5000  --variant nope $TRANSFORMER

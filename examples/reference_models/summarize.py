@@ -1,18 +1,23 @@
 """Mean ± sd and min–max across training seeds, per variant and bucket, from the committed
 ``leaderboards/reference/<task>/<variant>-s<seed>/results.json`` files (markdown table).
 
-    .venv/bin/python examples/reference_models/summarize.py [ROOT]
+    .venv/bin/python examples/reference_models/summarize.py [--write-doc DOC] [ROOT]
 
-A variant whose ID accuracy (all ID items) is under 90% for a seed is marked: that seed has not
-learned the task, and its OOD numbers say nothing about generalization. Each variant's heading
-line gives its success rate over seeds (a seed succeeds when its all-OOD accuracy is at least
-90%; Madsen & Johansen's measure) with a 95% Wilson interval, and its edge success rate (the
-first OOD bucket, just past the training edge, at least 90%). Then the paper contrasts
-(``CONTRASTS``): the difference of two families' success rates over seeds with Newcombe's
-interval (MOVER on exact limits, seeds as the trials), and whether it reproduces the
-prediction. After each variant's table, one line per seed: ID and OOD accuracy, the ID−OOD gap
-with its interval from results.json, the extrapolation horizon (from the run's ``gaps``), and
-each bucket's accuracy with its 95% Wilson CI.
+``--write-doc docs/reference-models.md`` also rewrites that page's generated tables (the
+families and the contrasts) from this output.
+
+Every family is read by the board's rule (``harness.leaderboard.families``): a seed fits
+when its all-ID accuracy is at least 90%, and only fitted seeds are read for generalization
+(fewer than 3: "not testable"); a fitted seed succeeds when its all-OOD accuracy is at least
+90% (Madsen & Johansen's measure), with a 95% Wilson interval; the extent is the largest
+difficulty up to which at least 90% of the fitted seeds reach 90% in every bucket, from the
+ID edge outward. Then the paper contrasts (``CONTRASTS``), each judged by
+``contrast_verdict``: reproduced, direction only (extent N× the edge), not reproduced, or not
+testable (ID not learned), with Newcombe's interval of the all-OOD success difference (MOVER
+on exact limits, fitted seeds as the trials). Per family also the mean ± sd and min–max per
+bucket over its seeds, and one line per seed: ID and OOD accuracy, the ID−OOD gap with its
+interval from results.json, the extrapolation horizon, and each bucket's accuracy with its
+95% Wilson CI.
 """
 
 from __future__ import annotations
@@ -39,18 +44,24 @@ SUCCESS = 0.9  # a seed fits (all ID) and succeeds (all OOD) at this accuracy
 CONTRASTS = [
     ("an LSTM extends parity, a transformer does not", "Delétang et al. 2023",
      "reference_parity", "lstm", "reference_parity", "rope"),
-    ("an LSTM extends parity, a transformer trained shortest-first does not",
-     "Delétang et al. 2023", "reference_parity", "lstm", "reference_parity", "rope_curriculum"),
-    ("an LSTM extends parity, a transformer writing a running-parity scratchpad does not",
-     "Delétang et al. 2023; Anil et al. 2022", "reference_parity", "lstm",
-     "reference_parity_scratchpad", "rope"),
+    ("the same, the transformer trained shortest first", "Delétang et al. 2023",
+     "reference_parity", "lstm", "reference_parity", "rope_curriculum"),
+    ("the same, the transformer trained 10,000 steps", "Delétang et al. 2023",
+     "reference_parity", "lstm", "reference_parity", "rope_long"),
+    ("the same, the transformer writing the running parity", "Delétang et al. 2023; Anil et "
+     "al. 2022", "reference_parity", "lstm", "reference_parity_scratchpad", "rope"),
+    ("the same, both on hinted bits writing bit and running parity per place",
+     "Delétang et al. 2023; Zhou et al. 2023", "reference_parity_hints", "lstm",
+     "reference_parity_hints", "rope"),
     ("copying distinct letters extends past the edge, copying with repeats does not",
      "Zhou et al. 2023", "reference_copy_unique", "rope", "reference_copy_repeat", "rope"),
     ("index hints make reversed addition extend past the edge", "Zhou et al. 2023",
      "reference_addition_hints", "rope", "reference_addition_reversed", "rope"),
-    ("index hints drawn at a random offset (every hint symbol trained) make reversed addition "
-     "extend", "Zhou et al. 2023", "reference_addition_hints_window", "rope",
-     "reference_addition_reversed", "rope"),
+    ("the same, with hints at a random start (every hint letter trained)", "Zhou et al. 2023",
+     "reference_addition_hints_window", "rope", "reference_addition_reversed", "rope"),
+    ("the same, both trained shortest first", "Zhou et al. 2023",
+     "reference_addition_hints_window", "rope_curriculum", "reference_addition_reversed",
+     "rope_curriculum"),
 ]
 
 
@@ -144,10 +155,14 @@ def side(task: str, fam: str, s: SeedSuccess) -> str:
 
 def family_table(files: dict[tuple[str, str], list[Path]]) -> list[str]:
     """One markdown row per family: its recipe, seeds, how many fit, ID and OOD accuracy, the
-    extent and verdict by the board's rule, and the training seconds (wall, one thread)."""
+    extent and verdict by the board's rule, the training seconds (wall, one thread, as the
+    runs ran) and ``time_recipes.py``'s estimate on a free core."""
     out = ["| task · family | recipe | seeds | fit ID ≥ 90% | all ID % (min–max) | "
-           "all OOD % (min–max) | extent (× edge) | verdict | train s (min–max) |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "all OOD % (min–max) | extent (× edge) | verdict | train s (min–max) | "
+           "s per model, free core |", "|---|---|---|---|---|---|---|---|---|---|"]
+    timing_file = Path(__file__).resolve().parent / "timing.json"
+    timing = (json.loads(timing_file.read_text(encoding="utf-8")) if timing_file.is_file()
+              else {})
     for (task, fam), runs in sorted(files.items()):
         s = family_success(runs)
         accs = [bucket_acc(r)[0] for r in runs]
@@ -160,8 +175,14 @@ def family_table(files: dict[tuple[str, str], list[Path]]) -> list[str]:
                    f"{len(runs)} | {'-' if s is None else s.fitted} | {spread(accs, 'all ID')} "
                    f"| {spread(accs, 'all OOD')} | {ext} | "
                    f"{'-' if s is None else s.verdict} | "
-                   f"{f'{min(secs):.0f}–{max(secs):.0f}' if secs else '-'} |")
+                   f"{f'{min(secs):.0f}–{max(secs):.0f}' if secs else '-'} | "
+                   f"{free_core(timing.get(f'{task.removeprefix(PREFIX)}/{fam}'))} |")
     return out
+
+
+def free_core(t: dict[str, float] | None) -> str:
+    """``time_recipes.py``'s estimate for one model on a free core (``-``: not timed)."""
+    return "-" if t is None else f"{t['model_seconds']:.0f} (load {t['load_average_before']:.1f})"
 
 
 def recipe(train: dict[str, object]) -> str:
@@ -179,12 +200,35 @@ def spread(accs: list[dict[str, float]], key: str) -> str:
     return f"{statistics.fmean(xs):.1f} ({min(xs):.1f}–{max(xs):.1f})"
 
 
+PREFIX = "reference_"  # of a reference task's folder under leaderboards/reference/
+
+
 def task_label(task: str, fam: str) -> str:
-    return f"{task.removeprefix('reference_')} {fam}"
+    return f"{task.removeprefix(PREFIX)} {fam}"
+
+
+def write_doc(doc: Path, files: dict[tuple[str, str], list[Path]]) -> None:
+    """Replace the doc's generated blocks (``<!-- families:start -->`` ... ``:end -->``, and
+    the same for ``contrasts``) with this output."""
+    text = doc.read_text(encoding="utf-8")
+    for name, lines in (("families", family_table(files)), ("contrasts", contrast_lines(files))):
+        start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
+        if start not in text or end not in text:
+            raise SystemExit(f"{doc}: no {start.strip()} ... {end.strip()} block")
+        head, rest = text.split(start, 1)
+        tail = rest.split(end.lstrip("\n"), 1)[1]  # an empty block has no newline before it
+        text = head + start + "\n".join(lines) + end + tail
+    doc.write_text(text, encoding="utf-8")
 
 
 def main() -> None:
-    root = Path(sys.argv[1] if len(sys.argv) > 1 else "leaderboards/reference")
+    args = sys.argv[1:]
+    doc = None
+    if args[:1] == ["--write-doc"]:
+        if len(args) < 2:
+            raise SystemExit("--write-doc: expected the markdown file to update")
+        doc, args = Path(args[1]), args[2:]
+    root = Path(args[0] if args else "leaderboards/reference")
     runs: dict[tuple[str, str], list[tuple[int, dict[str, float], float]]] = defaultdict(list)
     roles: dict[str, dict[str, str]] = defaultdict(dict)  # task -> bucket label -> role
     files: dict[tuple[str, str], list[Path]] = defaultdict(list)
@@ -220,6 +264,8 @@ def main() -> None:
             print(seed_line(res))
     print("\n### Families (the board's rule: only seeds that fit ID are read)\n")
     print("\n".join(family_table(files)))
+    if doc is not None:
+        write_doc(doc, files)
     lines = contrast_lines(files)
     if len(lines) > 2:
         print("\n### Contrasts the papers predict (success rates over seeds)\n")

@@ -74,17 +74,18 @@ def test_contrast_verdicts_count_only_seeds_that_fit(tmp_path: Path) -> None:
     assert row_full.endswith(f"| 100 [{100 * low:.0f}, 100] pts | **reproduced** |")
 
 
-def test_the_docs_contrast_table_is_summarizes_output() -> None:
-    """docs/reference-models.md quotes the verdicts as summarize.py prints them from the
-    committed runs, never typed."""
+def test_the_docs_tables_are_summarizes_output() -> None:
+    """docs/reference-models.md quotes the families and the verdicts as summarize.py prints
+    them from the committed runs, never typed."""
     mod = _summarize()
     root = ROOT / "leaderboards" / "reference"
     files: dict[tuple[str, str], list[Path]] = {}
     for res in sorted(root.glob("*/*-s*/results.json")):
         files.setdefault((res.parent.parent.name, res.parent.name.rsplit("-s", 1)[0]),
                          []).append(res)
-    table = "\n".join(mod.contrast_lines(files))
     doc = (ROOT / "docs" / "reference-models.md").read_text(encoding="utf-8")
-    start, end = "<!-- contrasts:start -->\n", "\n<!-- contrasts:end -->"
-    assert start in doc and end in doc
-    assert doc.split(start, 1)[1].split(end, 1)[0] == table
+    for name, lines in (("families", mod.family_table(files)),
+                        ("contrasts", mod.contrast_lines(files))):
+        start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
+        assert start in doc and end in doc, name
+        assert doc.split(start, 1)[1].split(end, 1)[0] == "\n".join(lines), name
