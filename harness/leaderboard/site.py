@@ -24,7 +24,7 @@ from harness.leaderboard.board_file import Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.charts import Bar, color, curve_svg, gap_bars_svg
 from harness.leaderboard.collect import VIEWER_PER_BUCKET, display_name
 from harness.leaderboard.compare_pages import ComparePage
-from harness.leaderboard.families import seed_words
+from harness.leaderboard.families import MIN_FITTED, SUCCESS, seed_words
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.plots import task_file_stem
 from harness.leaderboard.registered import (
@@ -90,6 +90,7 @@ def environment() -> SandboxedEnvironment:
                        cellmap=lambda cells: {c.label: c for c in cells},
                        acell=lambda cells, name: next((c for c in cells if c.name == name), None))
     env.globals["seed_words"] = seed_words
+    env.globals["seed_rule"] = {"success_pct": f"{100 * SUCCESS:g}", "min_fitted": MIN_FITTED}
     return env
 
 

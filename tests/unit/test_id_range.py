@@ -95,3 +95,42 @@ def test_index_hints_tag_every_digit_with_its_place() -> None:
                     if k not in ("a_hinted", "b_hinted", "target")} | {"target": same["target"]}
     with pytest.raises(ValueError, match="index_hints: at most 25 digits"):
         addition(random.Random(0), 26, index_hints=True)
+
+
+def test_windowed_hints_start_anywhere_and_leave_room_for_the_carry() -> None:
+    from harness.generators.arithmetic import HINTS
+
+    assert hinted("321", 2) == "e3d2c1"
+    starts = set()
+    for seed in range(400):
+        r = addition(random.Random(seed), 5, reverse_output=True, index_hints=True,
+                     hint_window=True)
+        first = HINTS.index(r["a_hinted"][-2])  # the units' letter
+        starts.add(first)
+        letters = HINTS[first:first + 6]
+        total = str(r["a"] + r["b"])
+        assert r["target"] == "".join(letters[i] + d for i, d in enumerate(total[::-1]))
+        assert r["a_hinted"][0::2] == r["b_hinted"][0::2] == letters[:5][::-1]
+    assert starts == set(range(len(HINTS) - 5))  # every start that fits 5 places and a carry
+    with pytest.raises(ValueError, match="hint_window: only with index_hints"):
+        addition(random.Random(0), 3, hint_window=True)
+
+
+def test_hinted_parity_writes_each_bit_then_the_running_parity() -> None:
+    from harness.generators.sequences import parity
+
+    for seed in range(200):
+        r = parity(random.Random(seed), 7, index_hints=True, hint_window=True)
+        bits = r["text"].split(" ")
+        tags = r["text_hinted"][0::2]
+        assert r["text_hinted"][1::2] == "".join(bits)
+        assert tags == "abcdefghijklmnopqrstuvwxyz"[ord(tags[0]) - 97:][:7]
+        steps = [r["scratchpad_hinted"][i:i + 4] for i in range(0, 28, 4)]
+        assert [s[0] for s in steps] == list(tags) and [s[1] for s in steps] == bits
+        assert [s[3] for s in steps] == r["scratchpad"].split(" ")
+        assert steps[-1][3] == r["target"]
+    same = parity(random.Random(9), 5)
+    assert same == {k: v for k, v in parity(random.Random(9), 5, index_hints=True).items()
+                    if not k.endswith("_hinted")}  # hints add fields, change nothing else
+    with pytest.raises(ValueError, match="at most 26 bits"):
+        parity(random.Random(0), 27, index_hints=True)
