@@ -47,4 +47,4 @@ def test_a_curriculum_run_records_what_it_trained(tmp_path: Path) -> None:
     assert saved["curriculum"] == 1.0 and rec["curriculum"] == 1.0
     trained = {float(k): n for k, n in saved["rows_per_difficulty"].items()}
     assert sum(trained.values()) == 8 * 8  # steps × batch, however many rows were skipped
-    assert min(trained) == 1.0 and max(trained) < 12  # a ramp over all of training never reaches 12 bits
+    assert min(trained) == 1.0 and max(trained) < 12  # a ramp over all steps never reaches 12
