@@ -50,6 +50,9 @@ CONTRASTS = [
      "reference_parity", "lstm", "reference_parity", "rope_long"),
     ("the same, the transformer writing the running parity", "Delétang et al. 2023; Anil et "
      "al. 2022", "reference_parity", "lstm", "reference_parity_scratchpad", "rope"),
+    ("the same, the transformer on hinted bits writing bit and running parity per place",
+     "Delétang et al. 2023; Zhou et al. 2023", "reference_parity", "lstm",
+     "reference_parity_hints", "rope"),
     ("the same, both on hinted bits writing bit and running parity per place",
      "Delétang et al. 2023; Zhou et al. 2023", "reference_parity_hints", "lstm",
      "reference_parity_hints", "rope"),

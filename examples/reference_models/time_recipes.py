@@ -1,8 +1,9 @@
 """Training seconds per model on a free core: each family's recipe (``rebuild.sh``'s table)
 trained for ``--steps`` steps at seed 0, one at a time, one thread; the seconds per step times
 the recipe's steps estimate one model's training. Written to ``timing.json`` beside this file
-with the load average before each run (run it on an otherwise idle machine: a load under 1 on
-this 2-core machine means the core was free).
+with the load average before each run (the 1-minute average includes the timing runs
+themselves; on this 2-core machine a load near 2 means one other single-thread job ran beside
+them, each on a core of its own).
 
     .venv/bin/python examples/reference_models/time_recipes.py [--steps 300] [FAMILY ...]
 """

@@ -75,7 +75,7 @@ def seed_success(members: Sequence[Member], buckets: Sequence[BucketInfo]) -> Se
         edge_succeeded=sum(ok(m, first_ood) for m in fitted),
         extent=extent, extent_factor=(None if extent is None or not edge else r10(extent / edge)),
         edge_gap=_r(math.fsum(edges) / len(edges)) if edges else None,
-        verdict=family_verdict(len(fitted), k, extent, edge))
+        verdict=family_verdict(len(fitted), k, extent, edge, len(with_ood)))
 
 
 def _top(b: BucketInfo) -> float:
@@ -84,8 +84,11 @@ def _top(b: BucketInfo) -> float:
     return b.hi if b.hi == b.lo else b.lo
 
 
-def family_verdict(fitted: int, succeeded: int, extent: float | None, edge: float | None) -> str:
+def family_verdict(fitted: int, succeeded: int, extent: float | None, edge: float | None,
+                   members: int = MIN_FITTED) -> str:
     """One family on one task, in words."""
+    if members < MIN_FITTED:
+        return f"not testable (too few seeds: {members}, {MIN_FITTED} needed)"
     if fitted < MIN_FITTED:
         return f"not testable (ID not learned: {fitted} fitted, {MIN_FITTED} needed)"
     if succeeded >= SUCCESS * fitted - _EPS:
@@ -99,7 +102,10 @@ def contrast_verdict(a: SeedSuccess, b: SeedSuccess) -> tuple[str, tuple[float, 
     """A paper's contrast: family ``a`` predicted to extend, ``b`` not to. Compared over fitted
     members only: "reproduced" (all-OOD success rates differ, Newcombe's interval above 0),
     "direction only (extent N× the edge)" (only the first OOD bucket's rates differ), "not
-    reproduced", or "not testable (ID not learned)"; with the all-OOD difference's interval."""
+    reproduced", or "not testable" (too few seeds, or ID not learned); with the all-OOD
+    difference's interval."""
+    if min(a.members, b.members) < MIN_FITTED:
+        return "not testable (too few seeds)", None
     for s in (a, b):
         if (s.fitted or 0) < MIN_FITTED:
             return "not testable (ID not learned)", None

@@ -70,6 +70,7 @@ def test_contrast_verdicts() -> None:
     assert contrast_verdict(fails, fails)[0] == "not reproduced"
     assert contrast_verdict(extends, unfit) == ("not testable (ID not learned)", None)
     assert contrast_verdict(unfit, fails) == ("not testable (ID not learned)", None)
-    # one seed each: 1 of 1 against 0 of 1 is not enough seeds to fit (MIN_FITTED)
+    # one seed: too few to read, however well it does
     one = seed_success([seed(1.0, 1, 1, 1)], AXIS)
-    assert one is not None and contrast_verdict(one, fails)[0].startswith("not testable")
+    assert one is not None and one.verdict == "not testable (too few seeds: 1, 3 needed)"
+    assert contrast_verdict(one, fails) == ("not testable (too few seeds)", None)
