@@ -35,7 +35,6 @@ from harness.leaderboard.families import (
     seed_success,
     seed_words,
 )
-from harness.scoring.stats import wilson_interval
 
 SUCCESS = 0.9  # a seed fits (all ID) and succeeds (all OOD) at this accuracy
 
@@ -98,20 +97,6 @@ def seed_line(results: Path) -> str:
     learned = "" if id_acc >= 0.9 else " — not learned (ID < 90%)"
     return (f"- {results.parent.name}: ID {100 * id_acc:.1f}, OOD {100 * ood_acc:.1f}, "
             f"gap {gap_s}, horizon {hor_s}{learned}\n  {curve}")
-
-
-def success_line(ood: list[float], what: str = "all OOD") -> str:
-    """How many seeds reach SUCCESS all-OOD accuracy, with the rate's 95% Wilson interval."""
-    k, n = sum(a >= SUCCESS for a in ood), len(ood)
-    lo, hi = wilson_interval(k, n)
-    return (f"success ({what} >= {100 * SUCCESS:.0f}%): {k} of {n} seeds, "
-            f"{100 * k / n:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]")
-
-
-def edge(acc: dict[str, float], roles: dict[str, str]) -> float:
-    """Accuracy in the first OOD bucket (just past the training edge)."""
-    first = min((k for k in acc if not k.startswith("all ") and roles[k] == "OOD"), key=float)
-    return acc[first]
 
 
 def family_success(results: list[Path]) -> SeedSuccess | None:
@@ -252,10 +237,6 @@ def main() -> None:
         fam = family_success(files[(task, variant)])
         if fam is not None:
             print(f"\n{family_line(fam)}")
-        print(f"\n{success_line([acc['all OOD'] for _, acc, _ in seeds])}")
-        if any(r == "OOD" for r in roles[task].values()):
-            edge_ok = [edge(acc, roles[task]) for _, acc, _ in seeds]
-            print(f"edge {success_line(edge_ok, 'first OOD bucket')}")
         print("\n| bucket | role | mean | sd | min | max |\n|---|---|---|---|---|---|")
         for lab in labels:
             xs = [100 * acc[lab] for _, acc, _ in seeds]
