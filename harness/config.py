@@ -13,7 +13,8 @@ RUN_SPECIFIC = ("output_dir", "use_cache", "cache_dir", "data_parallel", "batch_
 # options that choose which items run, not how they run: a leaderboard entry (one model under
 # one configuration) merges runs that differ only in these
 # (the matched-exemplar control adds answers and leaves the others as they are)
-ITEM_SELECTION = ("tasks", "limit_per_bucket", "include_paths", "matched_control")
+ITEM_SELECTION = ("tasks", "limit_per_bucket", "include_paths", "matched_control", "horizon",
+                  "horizon_items")
 
 
 class RunConfig(BaseModel):
@@ -30,6 +31,10 @@ class RunConfig(BaseModel):
     num_fewshot: int | None = Field(None, ge=0)  # overrides each task's fewshot.k
     fewshot_shared: bool | None = None  # overrides each task's fewshot.shared (one exemplar set)
     matched_control: bool = False  # also answer OOD items with exemplars from their own bucket
+    horizon: bool = Field(  # also run the adaptive horizon search of tasks that declare one
+        False, exclude_if=lambda v: not v)
+    horizon_items: int | None = Field(  # its answers per template and condition (the spec's)
+        None, ge=10, exclude_if=lambda v: v is None)
     replay: list[Path] = Field(  # earlier runs whose answers are reused (not in results.json)
         [], exclude=True)
     apply_chat_template: bool = False  # format prompts with the tokenizer's chat template

@@ -97,6 +97,11 @@ class LM(ABC):
         Tasks whose difficulty is a length in model tokens (passkey retrieval) use it."""
         return None
 
+    def context_length(self) -> int | None:
+        """Most tokens of prompt and answer together (None when unknown); the horizon search
+        stops where its items no longer fit."""
+        return None
+
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
         """Render chat turns as the prompt string the model expects (ending with the
         assistant's turn opened). Backends without a chat template raise ``HarnessError``."""
@@ -128,6 +133,9 @@ class WrapperLM(LM):
 
     def count_tokens(self, text: str) -> int | None:
         return self.inner.count_tokens(text)
+
+    def context_length(self) -> int | None:
+        return self.inner.context_length()
 
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
         return self.inner.apply_chat_template(turns)

@@ -71,6 +71,38 @@ class TaskResult(_Model):
     analyses: list[AnalysisResult] = []  # task-level analyses the task asked for
     shift: list[ShiftSplit] = Field(  # gap = difficulty + shift per template (gaps/shift)
         default_factory=list, exclude_if=lambda v: not v)
+    horizons: list[HorizonResult] = Field(  # the adaptive horizon search (--horizon)
+        default_factory=list, exclude_if=lambda v: not v)
+
+
+class HorizonResult(_Model):
+    """The adaptive horizon search of one template and exemplar condition (``--horizon``;
+    ``scoring/horizon``): d50, where accuracy falls halfway from the ID level to the baseline."""
+
+    template: str  # prompt template id
+    condition: str = ""  # few-shot condition id (the matched-exemplar control: "matched")
+    status: str  # measured, above ("≥ max"), below ("≤ min") or floor (no fall to place)
+    d50: float | None  # posterior median of d50 (measured only)
+    lower: float | None  # 95% credible limits of d50 (measured only) ...
+    upper: float | None  # ... upper None: the interval runs past the range
+    edge: float  # largest ID difficulty (d50 / edge is the horizon as a multiple of it)
+    range_lo: int  # smallest difficulty the search could try
+    range_hi: int  # largest difficulty it could try
+    range_end: str  # what set range_hi: spec (horizon.max), context, output or generator
+    top: float  # fitted accuracy on easy items (posterior mean)
+    baseline: float  # the item baseline the fall is measured down to
+    items: int  # search answers (in the horizon samples file)
+    id_items: int  # ID answers of the fixed run the fit also used
+    points: list[tuple[int, float, int]]  # (difficulty, correct, answered) of the search
+    fixed_crossing: float | None  # where the fixed-bucket curve crosses the same midpoint
+    samples_file: str  # the search's per-sample file, relative to the output directory
+    samples_sha256: str  # sha256 of its bytes
+    horizon: dict[str, Any]  # the task's horizon spec the search ran under
+
+    @property
+    def factor(self) -> float | None:
+        """d50 as a multiple of the ID edge (measured only)."""
+        return None if self.d50 is None or self.edge <= 0 else self.d50 / self.edge
 
 
 class TaskFailure(_Model):
@@ -145,8 +177,11 @@ def public_identity(identity: ModelIdentity) -> ModelIdentity:
 
 
 def spec_hash(spec: TaskSpec) -> str:
-    """sha256 of the canonical JSON of a resolved spec."""
-    canon = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """sha256 of the canonical JSON of a resolved spec; the ``horizon`` search range is left
+    out (it changes no fixed-bucket item or number; a horizon result records it itself)."""
+    data = spec.model_dump(mode="json")
+    data.pop("horizon", None)
+    canon = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
 
 

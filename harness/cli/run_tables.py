@@ -14,7 +14,7 @@ from harness.analyses.registry import AnalysisResult
 from harness.answers.metrics import is_binary
 from harness.gaps.report import GapReport, value_and_ci
 from harness.gaps.shift import Part, has_exemplars
-from harness.results import Results, TaskResult
+from harness.results import HorizonResult, Results, TaskResult
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
 from harness.scoring.report import TemplateReport
 
@@ -170,8 +170,36 @@ def print_task(task: TaskResult, console: Console) -> None:
             console.print("  " + escape(line))
     for line in shift_lines(task):
         console.print("  " + escape(line))
+    for line in horizon_lines(task):
+        console.print("  " + escape(line))
     for a in task.analyses:
         console.print("  " + escape(analysis_line(a)))
+
+
+def horizon_text(h: HorizonResult, unit: str) -> str:
+    """d50 with its interval, or its censored status, in difficulty units and ×ID edge."""
+    if h.status == "floor":
+        return "none (the ID level is not above the item baseline)"
+    if h.status == "above":
+        return f"≥ {h.range_hi} {unit} (still above the midpoint at the end of the range)"
+    if h.status == "below":
+        return f"≤ {h.range_lo} {unit} (below the midpoint at the smallest difficulty)"
+    assert h.d50 is not None and h.lower is not None
+    upper = f"> {h.range_hi}" if h.upper is None else f"{h.upper:.3g}"
+    fac = "" if h.factor is None else f" = {h.factor:.2f}× the ID edge {h.edge:g}"
+    return f"{h.d50:.3g} {unit}{fac}  95% interval [{h.lower:.3g}, {upper}]"
+
+
+def horizon_lines(task: TaskResult) -> list[str]:
+    """One line per horizon search (template, condition) of the task."""
+    out = []
+    for h in task.horizons:
+        cond = f", {h.condition} exemplars" if h.condition else ""
+        end = "" if h.range_end == "spec" else f"; the {h.range_end} ends the range at {h.range_hi}"
+        out.append(f"horizon d50 ({h.template}{cond}): {horizon_text(h, task.difficulty_name)}  "
+                   f"(midpoint of {_pct(h.top)}% and baseline {_pct(h.baseline)}%; "
+                   f"{h.items} search + {h.id_items} ID answers{end})")
+    return out
 
 
 def print_header(model: str, seed: int, console: Console) -> None:

@@ -87,6 +87,11 @@ class LocalLM(LM):
         """Tokens of ``text`` without special tokens."""
         return len(self._tok(text, add_special_tokens=False)["input_ids"])
 
+    def context_length(self) -> int | None:
+        """The engine's context window (``max_length``, set by each backend)."""
+        value = getattr(self, "max_length", None)
+        return value if isinstance(value, int) else None
+
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
         """Render *turns* with the tokenizer's chat template, opening the assistant's turn."""
         return render_chat(self._tok, turns, self._label, self._describe)

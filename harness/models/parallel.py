@@ -63,6 +63,8 @@ def _worker(spec: str, model_args: dict[str, str], batch_size: int | Literal["au
         try:
             if method == "count_tokens":
                 conn.send(("value", model.count_tokens(payload)))
+            elif method == "context_length":
+                conn.send(("value", model.context_length()))
             elif method == "apply_chat_template":
                 conn.send(("value", model.apply_chat_template(payload)))
             else:
@@ -182,6 +184,10 @@ class DataParallelLM(LM):
 
     def count_tokens(self, text: str) -> int | None:
         value: int | None = self._ask("count_tokens", text)
+        return value
+
+    def context_length(self) -> int | None:
+        value: int | None = self._ask("context_length", None)
         return value
 
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from harness.spec.base import FrozenSpec as _Spec
+from harness.spec.horizon import HorizonSpec
 from harness.spec.sources import SourceSpec
 
 
@@ -362,6 +363,10 @@ class TaskSpec(_Spec):
     analyses: list[AnalysisSpec] = Field(
         [], description="further task-level analyses (see harness.analyses)"
     )
+    horizon: HorizonSpec | None = Field(
+        None, exclude_if=lambda v: v is None,
+        description="the adaptive horizon search's range past the buckets (generator sources; "
+        "run with --horizon)")
     strategies: dict[str, dict[str, Any]] = Field(
         {}, description="per-strategy prompt params (harness.strategies)"
     )
@@ -382,6 +387,19 @@ class TaskSpec(_Spec):
         if self.items_from is None:
             data.pop("items_from", None)
         return data
+
+    @model_validator(mode="after")
+    def _horizon_past_buckets(self) -> TaskSpec:
+        if self.horizon is None:
+            return self
+        if self.source.type != "generator":
+            raise ValueError("horizon: the search makes items at any difficulty, so it needs a "
+                             "generator source")
+        tops = [v for v in (self.buckets.values or self.buckets.edges or []) if v is not None]
+        if tops and self.horizon.max <= max(tops) - (0 if self.buckets.values else 1):
+            raise ValueError(f"horizon.max ({self.horizon.max}) must lie past the largest "
+                             f"bucket ({max(tops):g})")
+        return self
 
     @model_validator(mode="after")
     def _unique_templates(self) -> TaskSpec:

@@ -45,14 +45,14 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("run", ["harness.config", "harness.rundir", "harness.results", "harness.runner",
              "harness.isolation", "harness.plugin_use", "harness.progress",
              "harness.evaluation", "harness.rescore", "harness.precision_rounds", "harness.replay",
-             "harness.data.*"]),
+             "harness.horizon_search", "harness.data.*"]),
     ("leaderboard", ["harness.leaderboard.*"]),
     ("tools", ["harness.testing"]),
     ("cli", ["harness.cli.*", "harness.__main__"]),
 ]
 SCHEMA_LEAF = ["harness.spec.task", "harness.spec.sources", "harness.spec.base",
                "harness.spec.buckets", "harness.spec.difficulty", "harness.spec.patterns",
-               "harness.spec.chat"]
+               "harness.spec.chat", "harness.spec.horizon"]
 # Function-level imports allowed to go up: the package faces' lazy re-exports (PEP 562).
 UPWARD_OK = {("harness", "__getattr__"), ("harness.api", "__getattr__")}
 

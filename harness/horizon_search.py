@@ -1,0 +1,226 @@
+"""The adaptive horizon search of a task (``harness eval --horizon``), after its fixed buckets.
+
+For each template and exemplar condition the fixed run answered, the search (``scoring/horizon``)
+starts from the fixed run's ID answers, then asks for rounds of fresh items at the difficulties
+QUEST+ ranks most informative, between ``horizon.min`` and the largest difficulty that still
+fits: the spec's ``horizon.max``, the generator's per-item time budget, the model's context
+(prompt plus answer budget) and, for generation, the answer budget itself (a target longer than
+``max_tokens`` cannot be answered). The items are the generator's own items for that value, from
+their own seeded stream (``horizon``), so they never repeat a fixed-run item; item ``j`` at a
+difficulty is the same in every run with the same seed. Answers go through the run's model
+(response cache included), and every one is written to ``samples/<task>.horizon.jsonl``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from harness.answers.metrics import checked_metric
+from harness.config import RunConfig
+from harness.errors import HarnessError, ItemError
+from harness.gaps.shift import MATCHED
+from harness.items import GeneratedItems, Instance, items_address
+from harness.lm import LM
+from harness.results import HorizonResult, SamplesFile
+from harness.scoring.baselines import AnswerKey, constant_baseline
+from harness.scoring.horizon import (
+    Estimate,
+    HorizonSearch,
+    candidate_difficulties,
+    fall_d50,
+    run_search,
+)
+from harness.scoring.prepared import Prepared
+from harness.spec.buckets import Bucket, format_value
+from harness.spec.horizon import HorizonSpec
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import FewShotCondition, TaskSpec, TemplateSpec
+
+STREAM = "horizon"  # the search's item stream (never the fixed run's "eval")
+BASELINE_ITEMS = 50  # items at the top of the range the item baseline is computed on
+
+# (spec, task, template, condition, item, exemplar pool) → the prepared item
+Prepare = Callable[[TaskSpec, str, TemplateSpec, FewShotCondition, Instance, Sequence[Instance]],
+                   Prepared]
+
+
+def horizon_path(output_dir: Path, task: str) -> Path:
+    """``samples/<task>.horizon.jsonl``."""
+    return output_dir / "samples" / f"{task}.horizon.jsonl"
+
+
+class _Items:
+    """The search's items of one task: per difficulty, a per-value bucket of its own stream."""
+
+    def __init__(self, spec: TaskSpec, task: str, cfg: RunConfig, model: LM,
+                 edge: float) -> None:
+        assert isinstance(spec.source, GeneratorSource)
+        self.spec, self.task, self.cfg, self.model, self.edge = spec, task, cfg, model, edge
+        self.src = spec.source
+        self.used: dict[int, int] = defaultdict(int)  # difficulty → items drawn so far
+
+    def bucket(self, d: int) -> Bucket:
+        return Bucket(index=d, label=format_value(d), lo=d, hi=d, closed=True,
+                      role="ID" if d <= self.edge else "OOD")
+
+    def make(self, d: int, n: int, stream: str = STREAM) -> list[Instance]:
+        """The next ``n`` items at ``d`` (``stream``: another stream, e.g. the exemplar pool,
+        starts at item 0)."""
+        start = self.used[d] if stream == STREAM else 0
+        gen = GeneratedItems(self.spec, self.task, self.src, [self.bucket(d)], self.cfg.seed,
+                             start + n, stream, self.model.count_tokens,
+                             items_address(self.spec, self.task))
+        if stream == STREAM:
+            self.used[d] = start + n
+        return list(gen[start:start + n])
+
+
+def _answer_budget(spec: TaskSpec, h: HorizonSpec) -> int | None:
+    out = spec.output
+    if out.type != "generate":
+        return None
+    return h.max_tokens or out.max_tokens
+
+
+def search_spec(spec: TaskSpec) -> TaskSpec:
+    """The spec the search's items are answered under: the answer budget of ``horizon``."""
+    assert spec.horizon is not None
+    budget = _answer_budget(spec, spec.horizon)
+    if budget is None or spec.output.type != "generate":
+        return spec
+    return spec.model_copy(update={"output": spec.output.model_copy(
+        update={"max_tokens": budget})})
+
+
+def usable_range(spec: TaskSpec, items: _Items, probe: Callable[[Instance], Prepared]
+                 ) -> tuple[int, str]:
+    """The largest difficulty the search may try, and what sets it (spec, generator, context,
+    output): candidates are probed from the top down, one item each."""
+    assert spec.horizon is not None
+    h, model = spec.horizon, items.model
+    ctx, budget = model.context_length(), _answer_budget(spec, h)
+    for d in reversed(candidate_difficulties(h.min, h.max)):
+        try:
+            item = items.make(d, 1, stream="probe")[0]
+        except (ItemError, HarnessError):
+            reason = "generator"
+            continue
+        p = probe(item)
+        answer = budget or 0
+        if budget is not None and p.target:
+            need = model.count_tokens(p.target)
+            if need is not None and need > budget:
+                reason = "output"
+                continue
+        if ctx is not None:
+            used = model.count_tokens(p.prompt)
+            if used is not None and used + answer > ctx:
+                reason = "context"
+                continue
+        return d, ("spec" if d == h.max else reason)
+    raise HarnessError(f"{items.task}: horizon: no difficulty from {h.min} to {h.max} fits "
+                       f"(the generator's budget, the model's context or the answer budget)")
+
+
+def _baseline(spec: TaskSpec, prepared: Sequence[Prepared]) -> float:
+    """The item baseline of the items at the top of the range (the task's declared one if
+    any): what a constant answer scores where the model has nothing left."""
+    if spec.gaps.baseline is not None:
+        return spec.gaps.baseline
+    keys = [AnswerKey(p.target, p.gold, len(p.choices or [])) for p in prepared]
+    value = constant_baseline(keys, checked_metric(spec.scoring.metric))
+    return 0.0 if value is None else value
+
+
+def _id_answers(fixed: SamplesFile, template: str) -> dict[float, tuple[float, int]]:
+    """The fixed run's ID answers of ``template`` (ID exemplars) per difficulty."""
+    out: dict[float, tuple[float, int]] = {}
+    for r in fixed:
+        if r.role == "ID" and r.template == template and r.condition == "":
+            c, n = out.get(r.difficulty, (0.0, 0))
+            out[r.difficulty] = (c + r.score, n + 1)
+    return out
+
+
+def fixed_curve(fixed: SamplesFile, template: str, condition: str,
+                buckets: Sequence[Bucket]) -> list[tuple[float, float]]:
+    """The fixed run's accuracy per bucket, at each bucket's geometric middle difficulty (the
+    ID buckets from the ID-exemplar answers: a matched control answers OOD items only)."""
+    sums: dict[int, tuple[float, int]] = {}
+    for r in fixed:
+        if r.template != template or r.condition not in ("", condition):
+            continue
+        if condition and r.role == "OOD" and r.condition != condition:
+            continue
+        c, n = sums.get(r.bucket_index, (0.0, 0))
+        sums[r.bucket_index] = (c + r.score, n + 1)
+    return [(math.sqrt(max(b.lo, 1) * max(b.top, 1)), sums[b.index][0] / sums[b.index][1])
+            for b in buckets if b.index in sums and sums[b.index][1]]
+
+
+def search_task(spec: TaskSpec, task: str, model: LM, cfg: RunConfig, fixed: SamplesFile,
+                buckets: Sequence[Bucket], pool: Sequence[Instance],
+                templates: Sequence[TemplateSpec], conditions: Sequence[FewShotCondition],
+                answer: Callable[[TaskSpec, list[Prepared]], list[float]],
+                prepare: Prepare) -> list[HorizonResult]:
+    """Every (template, condition) search of ``task``; ``answer`` scores prepared items (the
+    run's strategy and model) and writes their records."""
+    h = spec.horizon
+    assert h is not None
+    answered = search_spec(spec)
+    edge = max((b.top for b in buckets if b.role == "ID"), default=0.0)
+    items = _Items(spec, task, cfg, model, edge)
+    tpl0, base_cond = templates[0], FewShotCondition(id="")
+    hi, end = usable_range(answered, items, lambda it: prepare(answered, task, tpl0, base_cond,
+                                                                it, pool))
+    top_items = items.make(hi, BASELINE_ITEMS, stream="baseline")
+    baseline = _baseline(spec, [prepare(answered, task, tpl0, base_cond, it, pool)
+                                for it in top_items])
+    budget = cfg.horizon_items or h.items
+    out = []
+    for tpl in templates:
+        id_answers = _id_answers(fixed, tpl.id)
+        for cond in conditions:
+            if cond.id == MATCHED and not any(r.condition == MATCHED for r in fixed):
+                continue  # the control did not run (no measurable gap to split)
+            search = HorizonSearch(h.min, hi, baseline)
+            for d, (c, n) in sorted(id_answers.items()):
+                search.add(d, c, n)
+            id_items, before = search.items, dict(search.tried)
+
+            def ask(plan: list[tuple[int, int]], tpl: TemplateSpec = tpl,
+                    cond: FewShotCondition = cond) -> list[tuple[int, float, int]]:
+                batch: list[Prepared] = []
+                for d, n in plan:
+                    own = items.make(d, spec.fewshot.pool_size, "fewshot") if cond.matched else []
+                    batch += [prepare(answered, task, tpl, cond, it, [*pool, *own])
+                              for it in items.make(d, n)]
+                scores = answer(answered, batch)
+                per: dict[int, list[float]] = defaultdict(list)
+                for p, s in zip(batch, scores, strict=True):
+                    per[int(p.item.difficulty)].append(s)
+                return [(d, math.fsum(per[d]), len(per[d])) for d, _ in plan]
+
+            est = run_search(search, ask, budget, h.round_items, math.log(h.precision))
+            curve = fixed_curve(fixed, tpl.id, cond.id, buckets)
+            points = [(d, c - before.get(d, (0.0, 0))[0], n - before.get(d, (0.0, 0))[1])
+                      for d, (c, n) in sorted(search.tried.items())]
+            out.append(_result(est, tpl.id, cond.id, edge, end, id_items, points, curve, h))
+    return out
+
+
+def _result(est: Estimate, template: str, condition: str, edge: float, end: str, id_items: int,
+            points: list[tuple[int, float, int]], curve: list[tuple[float, float]],
+            h: HorizonSpec) -> HorizonResult:
+    return HorizonResult(
+        template=template, condition=condition, status=est.status, d50=est.d50,
+        lower=est.lower, upper=est.upper, edge=edge, range_lo=est.range_lo,
+        range_hi=est.range_hi, range_end=end, top=est.top, baseline=est.baseline,
+        items=est.items - id_items, id_items=id_items,
+        points=[(d, c, n) for d, c, n in points if n],
+        fixed_crossing=fall_d50(est.top, est.baseline, curve),
+        samples_file="", samples_sha256="", horizon=h.model_dump(mode="json"),
+    )

@@ -1,0 +1,30 @@
+"""The ``horizon:`` key of a task file: how far past its buckets the adaptive horizon search
+(``harness eval --horizon``) may go, and its item budget."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from harness.spec.base import FrozenSpec
+
+
+class HorizonSpec(FrozenSpec):
+    """The adaptive search for d50, where accuracy falls halfway to the item baseline."""
+
+    max: int = Field(ge=2, description="largest difficulty the search may try (a generator's "
+                     "work budget and the model's context may end it sooner)")
+    min: int = Field(1, ge=1, description="smallest difficulty the search may try")
+    max_tokens: int | None = Field(
+        None, ge=1, description="most new tokens per answer of a search item (generation; "
+        "default output.max_tokens): long items need long answers")
+    items: int = Field(200, ge=10, description="answers the search may spend per template and "
+                       "exemplar condition (the ID items of the fixed run come on top)")
+    round_items: int = Field(40, ge=1, description="answers per round (one batch to the model)")
+    precision: float = Field(2.0, gt=1.0, description="stop early once the 95% interval's upper "
+                             "limit is at most this multiple of its lower limit")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> HorizonSpec:
+        if self.min >= self.max:
+            raise ValueError(f"horizon.min ({self.min}) must be below horizon.max ({self.max})")
+        return self

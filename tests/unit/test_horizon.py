@@ -1,0 +1,162 @@
+"""The adaptive horizon search (issue 34): the QUEST+ bookkeeping agrees with ``questplus``, the
+search finds a known break end to end, reports censored and floor models as such, repeats itself
+under the same seed, leaves every answer in its samples file, and is refused where it cannot run."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli.main import app
+from harness.config import RunConfig
+from harness.evaluation import evaluate
+from harness.models import backends
+from harness.results import SamplesFile, spec_hash
+from harness.scoring.horizon import HorizonSearch, candidate_difficulties, fall_d50
+from harness.spec.task import TaskSpec
+from harness.tasks.index import TaskIndex
+from harness.testing import ScriptedLM, scripted_backend
+
+COPY = "lengthgen/copy"
+INPUT = re.compile(r"Input: ([a-z ]+)\nOutput:")
+
+
+def copier(limit: int, seen: list[int] | None = None):  # type: ignore[no-untyped-def]
+    """A model that copies up to ``limit`` letters and fails past them."""
+
+    def answer(prompt: str) -> str:
+        letters = INPUT.findall(prompt)[-1]
+        if seen is not None:
+            seen.append(len(letters.split()))
+        return " " + letters if len(letters.split()) <= limit else " x"
+
+    return answer
+
+
+class ShortContext(ScriptedLM):
+    """A scripted model with a context window (tokens are words here)."""
+
+    def __init__(self, answer: object, context: int) -> None:
+        super().__init__(answer)  # type: ignore[arg-type]
+        self._context = context
+
+    def count_tokens(self, text: str) -> int | None:
+        return len(text.split())
+
+    def context_length(self) -> int | None:
+        return self._context
+
+
+def run(tmp: Path, model: ScriptedLM, name: str = "run", **kw: object):  # type: ignore[no-untyped-def]
+    cfg = RunConfig(model="scripted:x", tasks=[COPY], limit_per_bucket=30, use_cache=False,
+                    horizon=True, output_dir=tmp / name, **kw)  # type: ignore[arg-type]
+    return evaluate(cfg, model=model)
+
+
+def test_candidates_are_distinct_log_spaced_and_span_the_range() -> None:
+    c = candidate_difficulties(1, 256)
+    assert c[0] == 1 and c[-1] == 256 and c == sorted(set(c))
+    ratios = [b / a for a, b in zip(c[6:], c[7:], strict=False)]  # past the integer crowding
+    assert max(ratios) / min(ratios) < 1.2
+    with pytest.raises(ValueError):
+        candidate_difficulties(0, 8)
+
+
+def test_the_likelihood_and_first_pick_are_questplus_own() -> None:
+    s = HorizonSearch(1, 256, 0.25)
+    for d in (1, 9, 256):
+        x = -math.log(d)
+        ours = s._likelihood(x)
+        theirs = s._qp.likelihoods.sel(intensity=x, response="Correct").values
+        assert np.allclose(ours, theirs, atol=1e-8)
+    s.add(2, 30, 30)
+    s.add(40, 3, 10)
+    first = s.next_round(10, points=1)[0][0]
+    assert math.isclose(-math.log(first), s._qp.next_stim["intensity"])
+
+
+def test_a_known_break_is_found_and_the_interval_holds_it(tmp_path: Path) -> None:
+    res = run(tmp_path, ScriptedLM(copier(20)))
+    (h,) = res.tasks[0].horizons
+    assert h.status == "measured" and h.lower is not None and h.upper is not None
+    assert h.lower <= 20.5 <= h.upper and h.upper / h.lower < 2.0
+    assert h.factor == pytest.approx(h.d50 / 8)
+    assert h.range_hi == 64 and h.range_end == "spec"
+    assert h.top > 0.95 and h.baseline < 0.1
+    # every search answer is in the samples file, and the points are recomputable from it
+    recs = list(SamplesFile(tmp_path / "run" / h.samples_file))
+    assert len(recs) == h.items == sum(n for _, _, n in h.points)
+    per: dict[int, list[float]] = {}
+    for r in recs:
+        per.setdefault(int(r.difficulty), []).append(r.score)
+    assert sorted((d, sum(v), len(v)) for d, v in per.items()) == sorted(
+        (d, c, n) for d, c, n in h.points)
+    fixed = {r.id for r in SamplesFile(tmp_path / "run" / res.tasks[0].samples_file)}
+    prompts = {r.prompt for r in SamplesFile(tmp_path / "run" / res.tasks[0].samples_file)}
+    assert fixed and not prompts & {r.prompt for r in recs}  # never a fixed item again
+    assert fall_d50(h.top, h.baseline, [(16, 1.0), (32, 0.0)]) == pytest.approx(
+        math.exp((math.log(16) + math.log(32)) / 2), rel=0.1)
+
+
+def test_the_same_seed_gives_the_same_search(tmp_path: Path) -> None:
+    a = run(tmp_path, ScriptedLM(copier(40)), "a")
+    b = run(tmp_path, ScriptedLM(copier(40)), "b")
+    dump = [json.dumps([h.model_dump(exclude={"samples_file"}) for h in r.tasks[0].horizons])
+            for r in (a, b)]
+    assert dump[0] == dump[1]
+    other = run(tmp_path, ScriptedLM(copier(40)), "c", seed=1)
+    assert other.tasks[0].horizons[0].samples_sha256 != a.tasks[0].horizons[0].samples_sha256
+
+
+def test_censored_and_floor_models_get_no_number(tmp_path: Path) -> None:
+    (above,) = run(tmp_path, ScriptedLM(copier(10_000)), "above").tasks[0].horizons
+    assert above.status == "above" and above.d50 is None
+    (floor,) = run(tmp_path, ScriptedLM(" x"), "floor").tasks[0].horizons
+    assert floor.status == "floor" and floor.d50 is None and floor.items == 0
+
+
+def test_the_context_ends_the_range_and_says_so(tmp_path: Path) -> None:
+    seen: list[int] = []
+    res = run(tmp_path, ShortContext(copier(10_000, seen), 150), "ctx")
+    (h,) = res.tasks[0].horizons
+    assert h.range_end == "context" and 8 < h.range_hi < 64
+    assert h.items and max(seen[-h.items:]) <= h.range_hi  # the search asks last
+    assert h.status == "above"
+
+
+def test_the_cli_prints_d50_after_the_gap_lines(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(backends.BACKENDS.items, "scripted", scripted_backend)
+    out = CliRunner().invoke(app, ["eval", "--model", "scripted:x", "--tasks", COPY,
+                                   "--limit-per-bucket", "5", "--no-cache", "--horizon-items",
+                                   "20", "--output-dir", str(tmp_path / "cli")])
+    assert out.exit_code == 0, out.output
+    text = out.stdout
+    assert "horizon d50 (io): none (the ID level is not above the item baseline)" in text
+    assert text.index("all OOD") < text.index("gaps:") < text.index("horizon d50")
+
+
+def test_the_search_range_leaves_the_spec_hash_alone() -> None:
+    index = TaskIndex.build([])
+    spec = index.spec(index.resolve([COPY])[0])
+    assert spec.horizon is not None
+    bare = TaskSpec.model_validate({**spec.model_dump(mode="json"), "horizon": None})
+    assert spec_hash(bare) == spec_hash(spec)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"source": {"type": "files", "path": "x.jsonl"}}, "needs a generator source"),
+    ({"horizon": {"max": 16}}, "must lie past the largest bucket"),
+    ({"horizon": {"max": 64, "min": 64}}, "must be below horizon.max"),
+])
+def test_a_horizon_that_cannot_run_is_refused(change: dict[str, object], message: str) -> None:
+    index = TaskIndex.build([])
+    data = index.spec(index.resolve([COPY])[0]).model_dump(mode="json")
+    with pytest.raises(ValueError, match=message):
+        TaskSpec.model_validate({**data, **change})
