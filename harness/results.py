@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import platform
 import subprocess
 from array import array
@@ -90,6 +91,7 @@ class HorizonResult(_Model):
     range_hi: int  # largest difficulty it could try
     range_end: str  # what set range_hi: spec (horizon.max), context, output or generator
     top: float  # fitted accuracy on easy items (posterior mean)
+    spread: float  # σ: the fall's width in ln-difficulty units (geometric posterior mean)
     baseline: float  # the item baseline the fall is measured down to
     items: int  # search answers (in the horizon samples file)
     id_items: int  # ID answers of the fixed run the fit also used
@@ -103,6 +105,13 @@ class HorizonResult(_Model):
     def factor(self) -> float | None:
         """d50 as a multiple of the ID edge (measured only)."""
         return None if self.d50 is None or self.edge <= 0 else self.d50 / self.edge
+
+    def curve(self, d: float) -> float | None:
+        """The fitted accuracy at difficulty ``d`` (measured only)."""
+        if self.d50 is None:
+            return None
+        z = (math.log(self.d50) - math.log(d)) / self.spread
+        return self.baseline + (self.top - self.baseline) * 0.5 * math.erfc(-z / math.sqrt(2))
 
 
 class TaskFailure(_Model):

@@ -41,6 +41,7 @@ from harness.leaderboard.collect import (
     task_sort_key,
 )
 from harness.leaderboard.families import families
+from harness.leaderboard.horizons import entry_horizons
 from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET, evaluated_buckets
 from harness.leaderboard.provenance import family_of, public_id
 from harness.leaderboard.registered import board_value, macro_mean, values_by_name
@@ -134,6 +135,7 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
     res = runs[-1].res
     m = [rows[n] for n in st.measured]
     hz = [r.horizon_factor for r in m if r.horizon_factor is not None]
+    d50f, n_d50, n_above = entry_horizons(rows.values())
     analyses = values_by_name((a.name, r, a.value) for r in rows.values() for a in r.analyses)
     gaps = values_by_name((n, r, g.value) for r in rows.values() for n, g in r.gaps.items())
     gap_lo, gap_hi = st.gap_ci if st.gap_ci is not None else (None, None)
@@ -158,6 +160,7 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
         n_ceiling=sum(r.status == "ceiling" for r in rows.values()),
         retention=board_value(gap_info("retention"), m, [r.retention for r in m]),
         horizon_factor=board_value(gap_info("horizon"), m, hz), n_horizon=len(hz),
+        d50_factor=d50f, n_d50=n_d50, n_d50_above=n_above,
         gaps={n: board_value(gap_info(n), *v) for n, v in gaps.items()},
         gaps_n={n: len(v[1]) for n, v in gaps.items()},
         analyses={n: board_value(analysis_info(n), *v) for n, v in analyses.items()},

@@ -27,6 +27,11 @@ class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def _optional() -> Any:
+    """A field that is None by default and left out of leaderboard.json while None."""
+    return Field(None, exclude_if=lambda value: value is None)
+
+
 def _sparse() -> Any:
     """A mapping field that is empty by default and left out of leaderboard.json while empty (a
     board without registered gaps beyond the built-in three keeps its bytes)."""
@@ -90,6 +95,9 @@ class Entry(_Model):
     retention: float | None  # mean OOD / mean ID over the measured tasks with both roles
     horizon_factor: float | None  # mean extrapolation horizon ×ID over the measured tasks
     n_horizon: int  # tasks the horizon mean covers
+    d50_factor: float | None = _optional()  # median d50 ×ID over tasks with a measured d50
+    n_d50: int | None = _optional()  # tasks with a horizon search (d50 measured or censored)
+    n_d50_above: int | None = _optional()  # of those, tasks still above the midpoint at the end
     gaps: dict[str, float | None] = _sparse()  # other registered gap → its value over the tasks
     gaps_n: dict[str, int] = _sparse()  # other registered gap → tasks with a value
     analyses: dict[str, float | None]  # analysis name → mean headline value over tasks having it
@@ -163,6 +171,24 @@ class Split(_Model):
     ci_high: float  # 95% upper bound
 
 
+class HorizonCell(_Model):
+    """d50 of one entry on one task, from the adaptive horizon search (``--horizon``)."""
+
+    status: str  # measured, above ("≥ max"), below ("≤ min") or floor (no fall to place)
+    d50: float | None  # where accuracy falls halfway from the ID level to the item baseline
+    ci_low: float | None  # 95% credible limits (measured only) ...
+    ci_high: float | None  # ... None: the interval runs past the range
+    factor: float | None  # d50 / the largest ID difficulty
+    edge: float  # the largest ID difficulty
+    range_hi: int  # the largest difficulty the search could try
+    range_end: str  # what set range_hi: spec, context, output or generator
+    top: float  # fitted easy-item accuracy
+    spread: float  # the fall's width in ln-difficulty units (to draw the fitted curve)
+    baseline: float  # the item baseline
+    items: int  # search answers
+    fixed_crossing: float | None  # where the fixed buckets' curve crosses the same midpoint
+
+
 class AnalysisCell(_Model):
     """A task-level analysis of one entry (compositionality gap, SGR, CPS, effective length, …)."""
 
@@ -209,6 +235,8 @@ class TaskRow(_Model):
     retention_unbounded: bool  # the upper bound is unbounded (the ID lower limit is 0)
     horizon: float | None  # extrapolation horizon (difficulty value)
     horizon_factor: float | None  # horizon / largest ID difficulty
+    d50: HorizonCell | None = _optional()  # the adaptive search's d50 (ID exemplars)
+    d50_matched: HorizonCell | None = _optional()  # d50 with exemplars from the item's own level
     baseline: float | None = None  # pooled ID baseline: the best constant answer's score
     ood_baseline: float | None = None  # pooled OOD baseline
     constant: bool = False  # a bucket or role of the primary report has a constant answerer

@@ -7,12 +7,13 @@ pages work under a strict Content-Security-Policy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from harness.leaderboard.board_file import Entry, TaskBoard
+from harness.leaderboard.board_file import Entry, TaskBoard, TaskRow
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")
@@ -122,6 +123,7 @@ def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
             parts.append(f'<line class="whisker" x1="{_f(x(i) + dx)}" x2="{_f(x(i) + dx)}" '
                          f'y1="{_f(y(cl.ci_low or 0.0))}" y2="{_f(y(cl.ci_high or 0.0))}" '
                          f'stroke="{c}" stroke-width="1.5"/>')
+        parts += _fitted(task, row, x, dx, y, c)
         for i, cl in pts:
             parts.append(f'<circle cx="{_f(x(i) + dx)}" cy="{_f(y(cl.accuracy or 0.0))}" r="3" '
                          f'fill="{c}"><title>{escape(_label(entries, row.entry))} '
@@ -138,9 +140,48 @@ def curve_svg(task: TaskBoard, entries: Sequence[Entry], width: int = 720,
     parts.append(f'<text class="legend band-legend" x="{left + 16}" y="{ly}" font-size="11">'
                  "shaded band and whisker: Wilson 95% CI of the model in its colour "
                  "(overlapping bands mix); lines are offset sideways so equal ones stay "
-                 "visible; grey dashes: the baseline (best constant answer)</text>")
+                 "visible; grey dashes: the baseline (best constant answer)"
+                 + ("; dotted: the curve the adaptive horizon search fitted, | at its d50"
+                    if any(r.d50 and r.d50.d50 for r in task.rows) else "") + "</text>")
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def _fitted(task: TaskBoard, row: TaskRow, bx: Callable[[int], float], dx: float,
+            y: Callable[[float], float], c: str, steps: int = 8) -> list[str]:
+    """The adaptive search's fitted curve over the bucket axis (each bucket at its geometric
+    middle difficulty, log-interpolated between buckets) and a tick at d50."""
+    h = row.d50
+    if h is None or h.d50 is None or len(task.buckets) < 2:
+        return []
+
+    def x(i: int) -> float:
+        return bx(i) + dx
+
+    mids = [math.log(max(b.lo, 1.0) * max(b.hi if b.hi == b.lo else b.hi - 1, 1.0)) / 2
+            for b in task.buckets]
+    d50, spread = math.log(h.d50), h.spread
+
+    def acc(ln_d: float) -> float:
+        z = (d50 - ln_d) / spread
+        return h.baseline + (h.top - h.baseline) * 0.5 * math.erfc(-z / math.sqrt(2))
+
+    pts = []
+    for i in range(len(mids) - 1):
+        for j in range(steps + (i == len(mids) - 2)):
+            t = j / steps
+            pts.append((x(i) + t * (x(i + 1) - x(i)), acc(mids[i] + t * (mids[i + 1] - mids[i]))))
+    d = " ".join(f"{'M' if n == 0 else 'L'}{_f(px)},{_f(y(v))}" for n, (px, v) in enumerate(pts))
+    out = [f'<path class="fitted" d="{d}" fill="none" stroke="{c}" stroke-width="1.5" '
+           f'stroke-dasharray="1,3"><title>fitted by the horizon search: d50 = {h.d50:.3g}'
+           f'</title></path>']
+    for i in range(len(mids) - 1):
+        if mids[i] <= d50 <= mids[i + 1] and mids[i + 1] > mids[i]:
+            t = (d50 - mids[i]) / (mids[i + 1] - mids[i])
+            px, py = _f(x(i) + t * (x(i + 1) - x(i))), y((h.top + h.baseline) / 2)
+            out.append(f'<line class="d50" x1="{px}" x2="{px}" y1="{_f(py - 7)}" '
+                       f'y2="{_f(py + 7)}" stroke="{c}" stroke-width="2"/>')
+    return out
 
 
 def _label(entries: Sequence[Entry], entry_id: str) -> str:

@@ -29,7 +29,14 @@ from harness.config import ITEM_SELECTION, RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
 from harness.gaps.shift import MATCHED
 from harness.leaderboard.board_file import Conflict, SourceRun
-from harness.leaderboard.inputs import Copy, check_run, load_leaderboard, load_results, open_samples
+from harness.leaderboard.inputs import (
+    Copy,
+    check_run,
+    horizon_files,
+    load_leaderboard,
+    load_results,
+    open_samples,
+)
 from harness.leaderboard.provenance import public_id, reproduce
 from harness.leaderboard.rows import ItemData, sample_digest, task_row
 from harness.leaderboard.scores import Sample
@@ -245,6 +252,10 @@ def gather(paths: Sequence[Path], samples: str = "copy", gzip_samples: bool = Fa
             t = next(x for x in run.res.tasks if x.task == task)
             rel = f"{run.folder}/{t.samples_file}" + (".gz" if gzip_samples else "")
             copies.append(Copy(src, rel, sha, str(run.given)))
+            for h_src, name, h_sha in horizon_files(run.given, t):
+                copies.append(Copy(h_src, f"{run.folder}/{name}" + (".gz" if gzip_samples
+                                                                     else ""),
+                                   h_sha, str(run.given)))
     for by_task in cells.values():
         for name, cell in by_task.items():
             run = cell.run

@@ -82,6 +82,27 @@ def check_run(path: Path, res: Results, samples: str,
     return res.model_copy(update={"tasks": keep}), files
 
 
+def horizon_files(path: Path, t: TaskResult) -> list[tuple[Path, str, str]]:
+    """The horizon search's samples files of task ``t`` of the run ``path`` (results.json):
+    (file, its name in results.json, recorded sha256); a file that is absent is left out, one
+    that changed after the run is an error naming it."""
+    out = []
+    for name, sha in sorted({(h.samples_file, h.samples_sha256) for h in t.horizons
+                             if h.samples_file}):
+        src, why = samples_problem(path.parent, name)
+        if src is None and why is None:
+            src, why = samples_problem(path.parent, name + ".gz")
+        if why is not None:
+            raise HarnessError(f"{path}: {t.task}: horizons[].samples_file: {name!r} {why}")
+        if src is None:
+            continue
+        if samples_sha256(src) != sha:
+            raise HarnessError(f"{path}: {t.task}: horizons[].samples_sha256: {src} does not "
+                               "match it (the samples file changed after the run)")
+        out.append((src, name, sha))
+    return out
+
+
 def samples_sha256(path: Path) -> str:
     """sha256 of a samples file's JSONL bytes: for a ``.gz`` copy, of the decompressed bytes
     (what results.json's ``samples_sha256`` records)."""

@@ -11,6 +11,7 @@ from typing import Any
 from harness.gaps.report import value_and_ci
 from harness.gaps.shift import MATCHED, has_exemplars
 from harness.leaderboard.board_file import AnalysisCell, BucketCell, GapCell, Split, TaskRow
+from harness.leaderboard.horizons import horizon_cells
 from harness.leaderboard.scores import ItemScores, Sample, item_scores
 from harness.results import TaskResult
 from harness.scoring.records import SampleRecord
@@ -71,6 +72,7 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
     edge = g.edge if measured else None
     split = next((x for x in t.shift if x.template == rep.template and x.base == rep.condition),
                  None)
+    d50, d50_matched = horizon_cells(t, rep.template)
     if items is not None and items.everything:
         sc = items.scores()
         accuracy: float | None = r10(sc.accuracy)
@@ -92,6 +94,7 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
         retention_ci_high=ret.ci_high if ret else None,
         retention_unbounded=bool(ret and ret.unbounded_high),
         horizon=hz.value if hz else None, horizon_factor=hz.factor if hz else None,
+        d50=d50, d50_matched=d50_matched,
         baseline=roles["ID"].baseline if "ID" in roles else None,
         ood_baseline=roles["OOD"].baseline if "OOD" in roles else None,
         constant=any(b.constant for b in rep.buckets) or any(x.constant for x in rep.roles),

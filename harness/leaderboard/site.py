@@ -25,6 +25,7 @@ from harness.leaderboard.charts import Bar, color, curve_svg, gap_bars_svg
 from harness.leaderboard.collect import VIEWER_PER_BUCKET, display_name
 from harness.leaderboard.compare_pages import ComparePage
 from harness.leaderboard.families import MIN_FITTED, SUCCESS, seed_words
+from harness.leaderboard.horizons import d50_text, d50_title, d50_value
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.plots import task_file_stem
 from harness.leaderboard.registered import (
@@ -89,6 +90,7 @@ def environment() -> SandboxedEnvironment:
                        garrow=gap_arrow, pval=_pval, stars=_stars, public=_public,
                        cellmap=lambda cells: {c.label: c for c in cells},
                        acell=lambda cells, name: next((c for c in cells if c.name == name), None))
+    env.filters.update(d50=d50_text, d50value=d50_value, d50title=d50_title)
     env.globals["seed_words"] = seed_words
     env.globals["seed_rule"] = {"success_pct": f"{100 * SUCCESS:g}", "min_fitted": MIN_FITTED}
     return env
@@ -137,7 +139,8 @@ def write_site(board: Leaderboard, out: Path, viewer: Viewer | None = None,
     entry_bars = [Bar(e.label, e.gap, e.gap_ci_low, e.gap_ci_high, color(n))
                   for n, e in enumerate(board.entries)]
     files = [w.write_text("index.html", env.get_template("index.html").render(
-        root="", rows=rows, gap_chart=gap_bars_svg(entry_bars, "mean ID − OOD gap"), **common))]
+        root="", rows=rows, gap_chart=gap_bars_svg(entry_bars, "mean ID − OOD gap"),
+        searched=any(e.n_d50 for e in board.entries), **common))]
     task_tpl = env.get_template("task.html")
     for t in board.tasks:
         task_analyses = sorted({a.name for r in t.rows for a in r.analyses})
@@ -146,6 +149,7 @@ def write_site(board: Leaderboard, out: Path, viewer: Viewer | None = None,
             gap_chart=gap_bars_svg(_task_gap_bars(board, t), f"{t.task}: ID − OOD gap"),
             id_labels=[b.label for b in t.buckets if b.role == "ID"],
             ood_labels=[b.label for b in t.buckets if b.role == "OOD"],
+            searched=any(r.d50 for r in t.rows),
             **{**common, "analyses": task_analyses, "gaps": task_gap_columns(t)})))
     model_tpl = env.get_template("model.html")
     for e in board.entries:

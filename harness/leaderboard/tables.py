@@ -20,6 +20,7 @@ from harness.leaderboard.board_file import (
     TaskRow,
 )
 from harness.leaderboard.families import seed_words
+from harness.leaderboard.horizons import d50_text, entry_d50_text
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.registered import (
     analysis_columns,
@@ -97,6 +98,7 @@ def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
     (floor / ceiling instead of a number where no gap is measurable)."""
     label = {e.id: e.label for e in entries}
     gaps = task_gap_columns(task)
+    searched = any(r.d50 for r in task.rows)
     rows: list[dict[str, Any]] = []
     for r in task.rows:
         row: dict[str, Any] = {"model": label.get(r.entry, r.entry), "template": r.template}
@@ -117,6 +119,10 @@ def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
                     "shift pts": split_cell(r, r.shift),
                     gap_head("retention"): _measured(r, r.retention),
                     gap_head("horizon"): _measured(r, r.horizon)})
+        if searched:
+            row["d50 [95%] ×ID"] = d50_text(r.d50)
+            if any(x.d50_matched for x in task.rows):
+                row["d50 matched exemplars"] = d50_text(r.d50_matched)
         for g in gaps:
             cell = r.gaps.get(g)
             row[gap_head(g)] = _measured(r, None if cell is None else cell.value)
@@ -207,6 +213,8 @@ def _display_main(board: Leaderboard) -> pd.DataFrame:
                     gap_head("retention"): num(e.retention),
                     f"{gap_title('horizon')} ×ID {gap_arrow('horizon')}":
                     f"{num(e.horizon_factor)} ({e.n_horizon})"})
+        if any(x.n_d50 for x in board.entries):
+            row["d50 ×ID (median)"] = entry_d50_text(e.d50_factor, e.n_d50, e.n_d50_above)
         for g in gap_columns(board):
             row[gap_head(g)] = f"{num(e.gaps.get(g))} ({e.gaps_n.get(g, 0)})"
         for a in analysis_columns(board):

@@ -70,6 +70,7 @@ class Estimate:
     range_lo: int  # smallest difficulty the search could try
     range_hi: int  # largest difficulty it could try (the spec's, or where the context ends)
     top: float  # posterior mean of the easy-item accuracy 1 − λ
+    spread: float  # σ, geometric posterior mean: the fall's width in ln-difficulty units
     baseline: float  # γ, the item baseline the fall is measured down to
     items: int  # answers the estimate rests on (search items and the ID items it was given)
     log_width: float | None  # width of the interval in ln units (None when open or censored)
@@ -185,6 +186,7 @@ class HorizonSearch:
         g = self._qp.param_domain
         lap = post.sum(axis=(0, 1, 2))
         top = float(np.sum(lap * (1 - g["lapse_rate"])))
+        spread = math.exp(float(np.sum(post.sum(axis=(0, 2, 3)) * np.log(g["sd"]))))
         mu_post = post.sum(axis=(1, 2, 3))
         # d50 = exp(−μ): ascending d50 is descending μ
         d50s = np.exp(-g["mean"][::-1])
@@ -195,8 +197,8 @@ class HorizonSearch:
         def say(status: Status, d50: float | None = None, lo: float | None = None,
                 hi: float | None = None) -> Estimate:
             width = None if lo is None or hi is None else math.log(hi / lo)
-            return Estimate(status, d50, lo, hi, self.lo, self.hi, top, self.baseline,
-                            self.items, width)
+            return Estimate(status, d50, lo, hi, self.lo, self.hi, top, spread,
+                            self.baseline, self.items, width)
 
         if self._at_floor():
             return say("floor")

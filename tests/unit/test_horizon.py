@@ -87,6 +87,7 @@ def test_a_known_break_is_found_and_the_interval_holds_it(tmp_path: Path) -> Non
     assert h.status == "measured" and h.lower is not None and h.upper is not None
     assert h.lower <= 20.5 <= h.upper and h.upper / h.lower < 2.0
     assert h.factor == pytest.approx(h.d50 / 8)
+    assert h.curve(h.d50) == pytest.approx((h.top + h.baseline) / 2)
     assert h.range_hi == 64 and h.range_end == "spec"
     assert h.top > 0.95 and h.baseline < 0.1
     # every search answer is in the samples file, and the points are recomputable from it
@@ -160,3 +161,37 @@ def test_a_horizon_that_cannot_run_is_refused(change: dict[str, object], message
     data = index.spec(index.resolve([COPY])[0]).model_dump(mode="json")
     with pytest.raises(ValueError, match=message):
         TaskSpec.model_validate({**data, **change})
+
+
+def test_the_board_shows_d50_with_its_curve_and_copies_the_search_samples(
+        tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    from harness.leaderboard.build import build
+
+    res = run(tmp_path, ScriptedLM(copier(20)))
+    (h,) = res.tasks[0].horizons
+    out = tmp_path / "board"
+    build([tmp_path / "run"], out, png=False)
+    board = json.loads((out / "leaderboard.json").read_text())
+    (entry,) = board["entries"]
+    assert entry["n_d50"] == 1 and entry["n_d50_above"] == 0
+    assert entry["d50_factor"] == pytest.approx(h.factor)
+    (row,) = board["tasks"][0]["rows"]
+    assert row["d50"]["d50"] == pytest.approx(h.d50) and row["d50"]["status"] == "measured"
+    copied = list((out / "runs").rglob("copy.horizon.jsonl*"))
+    assert len(copied) == 1
+    assert "| d50 ×ID (median) |" in (out / "leaderboard.md").read_text()
+    page = (out / "tasks" / "lengthgen__copy.html")
+    text = page.read_text() if page.exists() else next((out / "tasks").glob("*.html")).read_text()
+    assert 'class="fitted"' in text and 'class="d50"' in text and ">d50 ↑</th>" in text
+    # a board built from the board's own copies is the same board
+    again = tmp_path / "again"
+    build(sorted((out / "runs").rglob("results.json")), again, png=False)
+    assert json.loads((again / "leaderboard.json").read_text())["tasks"] == board["tasks"]
+
+
+def test_a_board_without_searches_keeps_its_columns() -> None:
+    from harness.leaderboard.horizons import d50_text, entry_d50_text, entry_horizons
+
+    assert entry_horizons([]) == (None, None, None)
+    assert d50_text(None) == "-" and entry_d50_text(None, None, None) == "-"

@@ -1,0 +1,87 @@
+"""The board's d50 cells: a task row's adaptive horizon (``--horizon``) and an entry's summary."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+
+from harness.gaps.shift import MATCHED
+from harness.leaderboard.board_file import HorizonCell, TaskRow
+from harness.results import HorizonResult, TaskResult
+from harness.scoring.stats import r10
+
+
+def _cell(h: HorizonResult) -> HorizonCell:
+    def r(x: float | None) -> float | None:
+        return None if x is None else r10(x)
+
+    return HorizonCell(status=h.status, d50=r(h.d50), ci_low=r(h.lower), ci_high=r(h.upper),
+                       factor=r(h.factor), edge=h.edge, range_hi=h.range_hi,
+                       range_end=h.range_end, top=r10(h.top), spread=r10(h.spread),
+                       baseline=r10(h.baseline), items=h.items,
+                       fixed_crossing=r(h.fixed_crossing))
+
+
+def horizon_cells(t: TaskResult, template: str) -> tuple[HorizonCell | None, HorizonCell | None]:
+    """The d50 of ``template`` with ID exemplars, and under the matched-exemplar control."""
+    by = {h.condition: h for h in t.horizons if h.template == template}
+    base, matched = by.get(""), by.get(MATCHED)
+    return (None if base is None else _cell(base), None if matched is None else _cell(matched))
+
+
+def entry_horizons(rows: Iterable[TaskRow]) -> tuple[float | None, int | None, int | None]:
+    """The median d50 ×ID over the tasks with a measured d50, the tasks searched and those
+    still above the midpoint at the end of their range (all None: no task was searched)."""
+    cells = [r.d50 for r in rows if r.d50 is not None]
+    if not cells:
+        return None, None, None
+    factors = [c.factor for c in cells if c.factor is not None]
+    median = r10(statistics.median(factors)) if factors else None
+    return median, len(cells), sum(c.status == "above" for c in cells)
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def d50_text(c: HorizonCell | None) -> str:
+    """A d50 cell as text: "13.6 [9.9, 28.5] ×1.70", "≥ 64", "≤ 1" or "none" ("-": no search)."""
+    if c is None:
+        return "-"
+    if c.status == "floor":
+        return "none (floor)"
+    if c.status == "above":
+        return f"≥ {c.range_hi}"
+    if c.status == "below":
+        return "≤ 1"
+    assert c.d50 is not None and c.ci_low is not None
+    hi = f"> {c.range_hi}" if c.ci_high is None else _g(c.ci_high)
+    fac = "" if c.factor is None else f" ×{c.factor:.2f}"
+    return f"{_g(c.d50)} [{_g(c.ci_low)}, {hi}]{fac}"
+
+
+def entry_d50_text(factor: float | None, n: int | None, above: int | None) -> str:
+    """An entry's d50 summary: the median ×ID, with the tasks searched and those censored."""
+    if not n:
+        return "-"
+    med = "-" if factor is None else f"{factor:.2f}"
+    return f"{med} ({n} tasks, {above or 0} ≥ max)"
+
+
+def d50_value(c: HorizonCell | None) -> str:
+    """The sort value of a d50 cell: its ×ID factor ("≥ max": the range's end ×ID)."""
+    if c is None or c.status == "floor":
+        return ""
+    if c.status == "above":
+        return f"{c.range_hi / c.edge:.6g}" if c.edge else ""
+    return "" if c.factor is None else f"{c.factor:.6g}"
+
+
+def d50_title(c: HorizonCell | None) -> str:
+    """The hover text of a d50 cell: the curve, the range and what ended it."""
+    if c is None:
+        return ""
+    cross = ("" if c.fixed_crossing is None
+             else f"; the fixed buckets cross the midpoint at {_g(c.fixed_crossing)}")
+    return (f"midpoint of {100 * c.top:.1f}% and baseline {100 * c.baseline:.1f}%; {c.items} "
+            f"search answers; range up to {c.range_hi} (set by the {c.range_end}){cross}")
