@@ -20,7 +20,8 @@
 # batches cost more per prompt), --replay
 # DIR (repeatable: every run under DIR of the same model answers the prompts it holds, so a board
 # grown by a condition or a few items per bucket asks the model only for what is new; a task
-# answered partly this way is not timed).
+# answered partly this way is not timed), --horizon (also the adaptive d50 search of every task
+# with a horizon: key).
 # Needs `bash scripts/setup.sh --board` (llama-cpp-python and Gemma-3-270M besides the default set-up).
 # Each eval runs on one thread (THREADS=1; OMP_NUM_THREADS), and the CPU seconds it measured per
 # task go into harness/leaderboard/costs.json (COSTS=FILE: another table), the table `harness
@@ -41,6 +42,7 @@ REUSE=0
 BUILD=1
 RETIME=0
 REPLAY_DIRS=()
+HORIZON=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --limit) LIMIT=$2; shift 2 ;;
@@ -55,7 +57,8 @@ while [ $# -gt 0 ]; do
     --no-build) BUILD=0; shift ;;
     --retime) RETIME=1; shift ;;
     --replay) REPLAY_DIRS+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --horizon) HORIZON=(--horizon); shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "build_leaderboard.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -135,7 +138,8 @@ for p in sorted(pathlib.Path(sys.argv[1]).rglob("results.json")):
     done
     rm -rf "$out"; mkdir -p "$RUNS/$slug"
     nice -n 10 "$H" eval --model "$model" "${margs[@]}" --tasks "$tasks" "${lim[@]}" \
-      --seed "$SEED" --matched-control "${replay[@]}" --output-dir "$out" > "$out.log" 2>&1 || {
+      --seed "$SEED" --matched-control "${HORIZON[@]}" "${replay[@]}" --output-dir "$out" \
+      > "$out.log" 2>&1 || {
         echo "   FAILED (see $out.log):"; tail -n 3 "$out.log"; exit 1; }
     echo "   done in $(( $(date +%s) - t0 )) s"
     [ -n "$LIMIT" ] || "$H" leaderboard costs "$out" --out "$COSTS"

@@ -179,7 +179,7 @@ def print_task(task: TaskResult, console: Console) -> None:
 def horizon_text(h: HorizonResult, unit: str) -> str:
     """d50 with its interval, or its censored status, in difficulty units and ×ID edge."""
     if h.status == "floor":
-        return "none (the ID level is not above the item baseline)"
+        return f"none (the ID level is not above the item baseline {_pct(h.baseline)}%)"
     if h.status == "above":
         return f"≥ {h.range_hi} {unit} (still above the midpoint at the end of the range)"
     if h.status == "below":
@@ -196,9 +196,10 @@ def horizon_lines(task: TaskResult) -> list[str]:
     for h in task.horizons:
         cond = f", {h.condition} exemplars" if h.condition else ""
         end = "" if h.range_end == "spec" else f"; the {h.range_end} ends the range at {h.range_hi}"
+        level = ("" if h.status == "floor"
+                 else f"midpoint of {_pct(h.top)}% and baseline {_pct(h.baseline)}%; ")
         out.append(f"horizon d50 ({h.template}{cond}): {horizon_text(h, task.difficulty_name)}  "
-                   f"(midpoint of {_pct(h.top)}% and baseline {_pct(h.baseline)}%; "
-                   f"{h.items} search + {h.id_items} ID answers{end})")
+                   f"({level}{h.items} search + {h.id_items} ID answers{end})")
     return out
 
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 Status = Literal["measured", "above", "below", "floor"]
 LEVEL = 0.95  # credible level of the d50 interval
+STOP_LEVEL = 0.99  # the interval whose width decides an early stop (wider than the one shown)
 CANDIDATES = 24  # difficulties the search may choose from (log-spaced, distinct integers)
 MARGIN = math.log(4.0)  # the μ grid reaches this far past each end of the range (ln units)
 MU_STEPS, SIGMA_STEPS, LAPSE_STEPS = 160, 16, 24  # the posterior grid
@@ -178,8 +179,8 @@ class HorizonSearch:
         order = sorted(range(len(self.difficulties)), key=lambda i: (round(scores[i], 12), i))
         return [self.difficulties[i] for i in order]
 
-    def estimate(self) -> Estimate:
-        """The current d50 with its interval, or its censored or floor status."""
+    def estimate(self, level: float = LEVEL) -> Estimate:
+        """The current d50 with its ``level`` interval, or its censored or floor status."""
         import numpy as np
 
         post = self._qp.posterior.values
@@ -191,9 +192,10 @@ class HorizonSearch:
         # d50 = exp(−μ): ascending d50 is descending μ
         d50s = np.exp(-g["mean"][::-1])
         cdf = np.cumsum(mu_post[::-1])
-        a = (1 - LEVEL) / 2
+        a = (1 - level) / 2
         median = _quantile(d50s, cdf, 0.5)
         lower, upper = _quantile(d50s, cdf, a), _quantile(d50s, cdf, 1 - a)
+
         def say(status: Status, d50: float | None = None, lo: float | None = None,
                 hi: float | None = None) -> Estimate:
             width = None if lo is None or hi is None else math.log(hi / lo)
@@ -218,9 +220,10 @@ class HorizonSearch:
         return float(lap[near].sum()) > (1 - LEVEL) / 2
 
     def done(self, target_width: float) -> bool:
-        """Whether the search may stop: the interval on ln d50 is narrower than
-        ``target_width``, or the median lies past either end of the range with 97.5%."""
-        est = self.estimate()
+        """Whether the search may stop: the ``STOP_LEVEL`` interval on ln d50 is narrower
+        than ``target_width`` (a stop on a narrow 95% interval is a stop on luck too often), or
+        the median lies past either end of the range with 97.5%."""
+        est = self.estimate(STOP_LEVEL)
         if est.status == "floor":
             return True
         if est.status in ("above", "below"):

@@ -139,7 +139,7 @@ def test_the_cli_prints_d50_after_the_gap_lines(tmp_path: Path,
                                    "20", "--output-dir", str(tmp_path / "cli")])
     assert out.exit_code == 0, out.output
     text = out.stdout
-    assert "horizon d50 (io): none (the ID level is not above the item baseline)" in text
+    assert "horizon d50 (io): none (the ID level is not above the item baseline " in text
     assert text.index("all OOD") < text.index("gaps:") < text.index("horizon d50")
 
 
