@@ -225,3 +225,20 @@ def _result(est: Estimate, template: str, condition: str, edge: float, end: str,
         fixed_crossing=fall_d50(est.top, est.baseline, curve),
         samples_file="", samples_sha256="", horizon=h.model_dump(mode="json"),
     )
+
+
+def recompute(h: HorizonResult, fixed: SamplesFile, searched: SamplesFile) -> Estimate:
+    """``h``'s estimate again from the samples files alone: the fixed run's ID answers of its
+    template and the search's answers of its template and condition (the posterior does not
+    depend on the order the answers came in)."""
+    search = HorizonSearch(h.range_lo, h.range_hi, h.baseline)
+    for d, (c, n) in sorted(_id_answers(fixed, h.template).items()):
+        search.add(d, c, n)
+    per: dict[float, tuple[float, int]] = {}
+    for r in searched:
+        if r.template == h.template and r.condition == h.condition:
+            c, n = per.get(r.difficulty, (0.0, 0))
+            per[r.difficulty] = (c + r.score, n + 1)
+    for d, (c, n) in sorted(per.items()):
+        search.add(d, c, n)
+    return search.estimate()

@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Iterable
 
 from harness.gaps.shift import MATCHED
-from harness.leaderboard.board_file import HorizonCell, TaskRow
+from harness.leaderboard.board_file import HorizonCell, Leaderboard, TaskRow
 from harness.results import HorizonResult, TaskResult
 from harness.scoring.stats import r10
 
@@ -85,3 +85,45 @@ def d50_title(c: HorizonCell | None) -> str:
              else f"; the fixed buckets cross the midpoint at {_g(c.fixed_crossing)}")
     return (f"midpoint of {100 * c.top:.1f}% and baseline {100 * c.baseline:.1f}%; {c.items} "
             f"search answers; range up to {c.range_hi} (set by the {c.range_end}){cross}")
+
+
+def agreement_rows(board: Leaderboard) -> list[dict[str, str]]:
+    """For every row of the board with a horizon search: its d50, where the fixed buckets'
+    curve crosses the same midpoint, and whether that crossing lies inside the d50 interval."""
+    labels = {e.id: e.label for e in board.entries}
+    out = []
+    for t in board.tasks:
+        for r in t.rows:
+            c = r.d50
+            if c is None:
+                continue
+            cross = c.fixed_crossing
+            if c.status != "measured":
+                verdict = {"above": "censored: the search stayed above the midpoint",
+                           "below": "censored: below the midpoint at the smallest difficulty",
+                           "floor": "no fall: the ID level is not above the baseline"}[c.status]
+            elif cross is None:
+                verdict = "no crossing: every fixed bucket stays above the midpoint"
+            else:
+                assert c.ci_low is not None
+                inside = c.ci_low <= cross and (c.ci_high is None or cross <= c.ci_high)
+                verdict = ("agrees" if inside else "disagrees: the crossing lies "
+                           + ("below" if cross < c.ci_low else "above") + " the interval")
+            out.append({"task": t.task, "model": labels.get(r.entry, r.entry),
+                        "d50": d50_text(c),
+                        "fixed": "-" if cross is None else _g(cross), "verdict": verdict})
+    return out
+
+
+def agreement_table(board: Leaderboard) -> str:
+    """The markdown table of ``agreement_rows``, with a count of the rows that agree."""
+    rows = agreement_rows(board)
+    lines = ["| task | model | d50 [95%] ×ID | fixed crossing | verdict |", "|---|---|---|---|---|"]
+    lines += [f"| {r['task']} | {r['model']} | {r['d50']} | {r['fixed']} | {r['verdict']} |"
+              for r in rows]
+    tested = [r for r in rows if r["verdict"].startswith(("agrees", "disagrees"))]
+    agree = sum(r["verdict"] == "agrees" for r in tested)
+    lines.append("")
+    lines.append(f"{agree} of {len(tested)} rows with both a measured d50 and a fixed crossing "
+                 "agree.")
+    return "\n".join(lines)

@@ -195,3 +195,17 @@ def test_a_board_without_searches_keeps_its_columns() -> None:
 
     assert entry_horizons([]) == (None, None, None)
     assert d50_text(None) == "-" and entry_d50_text(None, None, None) == "-"
+
+
+def test_the_estimate_is_recomputable_from_the_samples_files(tmp_path: Path) -> None:
+    from harness.horizon_search import recompute
+
+    res = run(tmp_path, ScriptedLM(copier(20)))
+    t = res.tasks[0]
+    (h,) = t.horizons
+    again = recompute(h, SamplesFile(tmp_path / "run" / t.samples_file),
+                      SamplesFile(tmp_path / "run" / h.samples_file))
+    assert again.status == h.status and again.items == h.items + h.id_items
+    for a, b in ((again.d50, h.d50), (again.lower, h.lower), (again.upper, h.upper),
+                 (again.top, h.top)):
+        assert a == pytest.approx(b, rel=1e-9)

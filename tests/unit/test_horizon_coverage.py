@@ -61,3 +61,11 @@ def test_a_miss_is_a_miss() -> None:
     assert holds(s, est)
     moved = type(s)(s.name, est.upper * 1.5 if est.upper else 1e9, s.sigma, s.top, s.baseline)
     assert not holds(moved, est)
+
+
+def test_the_agreement_table_is_the_boards() -> None:
+    from harness.leaderboard.horizons import agreement_table
+    from harness.leaderboard.inputs import load_leaderboard
+
+    board = load_leaderboard(ROOT / "leaderboards" / "offline-small" / "leaderboard.json")
+    assert _block("horizon-agreement") == agreement_table(board)
