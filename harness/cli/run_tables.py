@@ -186,7 +186,8 @@ def horizon_text(h: HorizonResult, unit: str) -> str:
         return f"≤ {h.range_lo} {unit} (below the midpoint at the smallest difficulty)"
     assert h.d50 is not None and h.lower is not None
     upper = f"> {h.range_hi}" if h.upper is None else f"{h.upper:.3g}"
-    fac = "" if h.factor is None else f" = {h.factor:.2f}× the ID edge {h.edge:g}"
+    fac = "" if h.factor is None else f" = {h.factor:.2f}× the ID edge {h.edge:g}" + (
+        ", inside the ID range" if h.factor < 1 else "")
     return f"{h.d50:.3g} {unit}{fac}  95% interval [{h.lower:.3g}, {upper}]"
 
 

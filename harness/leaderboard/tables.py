@@ -59,6 +59,9 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
                     "constant_answerer_tasks": e.n_constant,
                     "retention": e.retention, "horizon_factor": e.horizon_factor,
                     "horizon_tasks": e.n_horizon})
+        if any(x.n_d50 for x in board.entries):
+            row.update({"d50_factor": e.d50_factor, "d50_tasks": e.n_d50 or 0,
+                        "d50_above": e.n_d50_above or 0})
         for g in gap_columns(board):
             row[g] = e.gaps.get(g)
             row[f"{g}_tasks"] = e.gaps_n.get(g, 0)

@@ -209,3 +209,13 @@ def test_the_estimate_is_recomputable_from_the_samples_files(tmp_path: Path) -> 
     for a, b in ((again.d50, h.d50), (again.lower, h.lower), (again.upper, h.upper),
                  (again.top, h.top)):
         assert a == pytest.approx(b, rel=1e-9)
+
+
+def test_a_fall_inside_the_id_range_is_called_so(tmp_path: Path) -> None:
+    from harness.cli.run_tables import horizon_lines
+
+    res = run(tmp_path, ScriptedLM(copier(4)))
+    (h,) = res.tasks[0].horizons
+    assert h.status == "measured" and h.d50 is not None and h.d50 < 8
+    (line,) = horizon_lines(res.tasks[0])
+    assert "× the ID edge 8, inside the ID range  95% interval [" in line
