@@ -214,6 +214,8 @@ def _run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     # analyses get the records without prompts, outputs and calls, read back from the file
     analyses = run_analyses(SamplesFile(path, slim=True), inst.buckets, spec.analyses, cfg.seed)
     horizons = []
+    if cfg.horizon and spec.horizon is None and on_progress:
+        on_progress(f"{ref.address}: no horizon search (the task file has no horizon: key)")
     if cfg.horizon and spec.horizon is not None:
         tc, cc = time.perf_counter(), time.process_time()
         horizons = _horizons(ref, spec, model, cfg, inst, path, on_progress)
