@@ -99,8 +99,9 @@ def run_rounds(cfg: RunConfig, target: float, first: int,
     rounds: list[Round] = []
     limit = min(first, cap)
     replace = overwrite or _ours(cfg)
+    plain = {"horizon": False, "horizon_items": None}  # the search runs once, at the end
     while True:
-        res = run(cfg.model_copy(update={"limit_per_bucket": limit}), replace)
+        res = run(cfg.model_copy(update={"limit_per_bucket": limit, **plain}), replace)
         replace = True  # the folder holds this run's previous round now
         worst, where, n = widest(res)
         rounds.append(Round(limit, n, round(worst, 4), where))
@@ -110,6 +111,8 @@ def run_rounds(cfg: RunConfig, target: float, first: int,
         if worst <= target or used_up or limit >= cap or res.failed:
             break
         limit = min(2 * limit, cap)
+    if cfg.horizon and not res.failed:  # the fixed answers all come from the cache now
+        res = run(cfg.model_copy(update={"limit_per_bucket": limit}), True)
     out = cfg.output_dir / ROUNDS_NAME
     out.write_text(json.dumps({
         "target_ci": target, "cap": cap, "first_round": first,

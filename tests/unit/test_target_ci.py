@@ -119,3 +119,21 @@ def test_a_target_outside_the_range_is_one_line(tmp_path: Path, target: float) -
     with pytest.raises(HarnessError, match=r"--target-ci must be in \(0, 0.5\)"):
         _rounds(tmp_path, True, target, None)
     assert not (tmp_path / "run").exists()  # refused before anything ran
+
+
+def test_the_horizon_search_runs_once_after_the_rounds(tmp_path: Path) -> None:
+    """--target-ci with --horizon: the rounds run without the search, then the final limit
+    runs once more with it (its fixed answers all from the cache)."""
+    cfg = RunConfig(model="scripted:r", tasks=["lengthgen/copy"], seed=0, limit_per_bucket=40,
+                    output_dir=tmp_path / "run", horizon=True, horizon_items=20)
+    seen: list[tuple[int, bool]] = []
+    model = ScriptedLM(" x", name="r")
+
+    def one(c: RunConfig, replace: bool) -> Results:
+        seen.append((c.limit_per_bucket or 0, c.horizon))
+        return evaluate(c, model=model, overwrite=replace)
+
+    res, rounds = run_rounds(cfg, 0.2, FIRST_ROUND, one)
+    assert [h for _, h in seen] == [False] * len(rounds) + [True]
+    assert seen[-1][0] == rounds[-1].limit and res.run.horizon
+    assert res.tasks[0].horizons  # the floor model's search: no number, but its record
