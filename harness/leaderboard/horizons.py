@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
 
 from harness.gaps.shift import MATCHED
-from harness.leaderboard.board_file import HorizonCell, Leaderboard, TaskRow
+from harness.leaderboard.board_file import HorizonCell, Leaderboard, TaskBoard, TaskRow
 from harness.results import HorizonResult, TaskResult
 from harness.scoring.stats import r10
 
@@ -104,6 +105,9 @@ def agreement_rows(board: Leaderboard) -> list[dict[str, str]]:
                            "floor": "no fall: the ID level is not above the baseline"}[c.status]
             elif cross is None:
                 verdict = "no crossing: every fixed bucket stays above the midpoint"
+            elif cross <= _first_middle(t) * (1 + 1e-9):
+                verdict = ("no crossing: the first fixed bucket is already below the midpoint "
+                           "(the fall lies at or before it)")
             else:
                 assert c.ci_low is not None
                 inside = c.ci_low <= cross and (c.ci_high is None or cross <= c.ci_high)
@@ -113,6 +117,14 @@ def agreement_rows(board: Leaderboard) -> list[dict[str, str]]:
                         "d50": d50_text(c),
                         "fixed": "-" if cross is None else _g(cross), "verdict": verdict})
     return out
+
+
+def _first_middle(t: TaskBoard) -> float:
+    """The geometric middle difficulty of the task's first bucket (where ``fall_d50`` puts a
+    curve that starts below the midpoint)."""
+    b = t.buckets[0]
+    top = b.hi if b.hi == b.lo else b.hi - 1
+    return math.sqrt(max(b.lo, 1.0) * max(top, 1.0))
 
 
 def agreement_table(board: Leaderboard) -> str:

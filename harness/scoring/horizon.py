@@ -279,7 +279,9 @@ def run_search(search: HorizonSearch, answer: Any, budget: int, round_items: int
 
 def fall_d50(top: float, baseline: float, curve: Sequence[tuple[float, float]]) -> float | None:
     """Where a fixed-bucket curve ``[(difficulty, accuracy), …]`` first crosses the midpoint
-    between ``top`` and ``baseline``, interpolated in log difficulty (None: it never does)."""
+    between ``top`` and ``baseline``, interpolated in log difficulty (None: it never does; the
+    first point's difficulty when the curve starts below the midpoint: the fall lies at or
+    before it)."""
     mid = (top + baseline) / 2
     prev: tuple[float, float] | None = None
     for d, acc in curve:
