@@ -184,6 +184,12 @@ def test_the_board_shows_d50_with_its_curve_and_copies_the_search_samples(
     page = (out / "tasks" / "lengthgen__copy.html")
     text = page.read_text() if page.exists() else next((out / "tasks").glob("*.html")).read_text()
     assert 'class="fitted"' in text and 'class="d50"' in text and ">d50 ↑</th>" in text
+    from harness.leaderboard.horizons import agreement_rows
+    from harness.leaderboard.inputs import load_leaderboard
+
+    (agree,) = agreement_rows(load_leaderboard(out / "leaderboard.json"))
+    # the fixed curve is 100% up to 16 and 0% at 32: its crossing is interpolated between them
+    assert agree["fixed"] != "-" and agree["verdict"].startswith(("agrees", "disagrees"))
     # a board built from the board's own copies is the same board
     again = tmp_path / "again"
     build(sorted((out / "runs").rglob("results.json")), again, png=False)
