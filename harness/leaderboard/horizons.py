@@ -115,7 +115,8 @@ def agreement_rows(board: Leaderboard) -> list[dict[str, str]]:
                            + ("below" if cross < c.ci_low else "above") + " the interval")
             out.append({"task": t.task, "model": labels.get(r.entry, r.entry),
                         "d50": d50_text(c),
-                        "fixed": "-" if cross is None else _g(cross), "verdict": verdict})
+                        "fixed": "-" if cross is None or c.status != "measured" else _g(cross),
+                        "verdict": verdict})
     return out
 
 
