@@ -16,6 +16,7 @@ from harness.gaps.report import GapReport, value_and_ci
 from harness.gaps.shift import Part, has_exemplars
 from harness.results import HorizonResult, Results, TaskResult
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
+from harness.scoring.horizon import format_difficulty
 from harness.scoring.report import TemplateReport
 
 
@@ -185,10 +186,11 @@ def horizon_text(h: HorizonResult, unit: str) -> str:
     if h.status == "below":
         return f"≤ {h.range_lo} {unit} (below the midpoint at the smallest difficulty)"
     assert h.d50 is not None and h.lower is not None
-    upper = f"> {h.range_hi}" if h.upper is None else f"{h.upper:.3g}"
+    upper = f"> {h.range_hi}" if h.upper is None else format_difficulty(h.upper)
     fac = "" if h.factor is None else f" = {h.factor:.2f}× the ID edge {h.edge:g}" + (
         ", inside the ID range" if h.factor < 1 else "")
-    return f"{h.d50:.3g} {unit}{fac}  95% interval [{h.lower:.3g}, {upper}]"
+    d50, lower = format_difficulty(h.d50), format_difficulty(h.lower)
+    return f"{d50} {unit}{fac}  95% interval [{lower}, {upper}]"
 
 
 def horizon_lines(task: TaskResult) -> list[str]:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from harness.gaps.shift import MATCHED
 from harness.leaderboard.board_file import HorizonCell, Leaderboard, TaskBoard, TaskRow
 from harness.results import HorizonResult, TaskResult
+from harness.scoring.horizon import format_difficulty
 from harness.scoring.stats import r10
 
 
@@ -41,8 +42,7 @@ def entry_horizons(rows: Iterable[TaskRow]) -> tuple[float | None, int | None, i
     return median, len(cells), sum(c.status == "above" for c in cells)
 
 
-def _g(x: float) -> str:
-    return f"{x:.3g}"
+_g = format_difficulty
 
 
 def d50_text(c: HorizonCell | None) -> str:

@@ -277,6 +277,12 @@ def run_search(search: HorizonSearch, answer: Any, budget: int, round_items: int
     return search.estimate()
 
 
+def format_difficulty(x: float) -> str:
+    """A difficulty for people: three significant digits, never in exponent form (1700, not
+    1.7e+03)."""
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def fall_d50(top: float, baseline: float, curve: Sequence[tuple[float, float]]) -> float | None:
     """Where a fixed-bucket curve ``[(difficulty, accuracy), …]`` first crosses the midpoint
     between ``top`` and ``baseline``, interpolated in log difficulty (None: it never does; the
