@@ -148,3 +148,16 @@ def _fmt(x: object) -> str:
 def fmt_range(s: dict[str, float], unit: str = "", digits: int = 2) -> str:
     """``median [min–max]``."""
     return f"{s['median']:.{digits}f}{unit} [{s['min']:.{digits}f}–{s['max']:.{digits}f}]"
+
+
+def write_doc(path: Path, blocks: dict[str, str]) -> None:
+    """Replace each ``<!-- NAME:start -->`` … ``<!-- NAME:end -->`` block of ``path``."""
+    text = path.read_text()
+    for name, body in blocks.items():
+        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+        if start not in text or end not in text:
+            raise SystemExit(f"{path}: no {start} … {end} block")
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
+        text = f"{head}{start}\n{body}\n{end}{tail}"
+    path.write_text(text)

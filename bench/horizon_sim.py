@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import ROOT, machine, write_result  # noqa: E402
+from bench.common import ROOT, machine, write_doc, write_result  # noqa: E402
 from harness.scoring.horizon_sim import (  # noqa: E402
     SETTINGS,
     Coverage,
@@ -71,19 +71,6 @@ def budget_table(rows: list[dict[str, Any]]) -> str:
         out.append(f"| {r['setting']} | {r['adaptive_items']:.0f} "
                    f"| {math.exp(r['adaptive_width']):.2f} | {fixed} | {need} | {ratio} |")
     return "\n".join(out)
-
-
-def write_doc(path: Path, blocks: dict[str, str]) -> None:
-    """Replace each ``<!-- NAME:start -->`` … ``<!-- NAME:end -->`` block of ``path``."""
-    text = path.read_text()
-    for name, body in blocks.items():
-        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-        if start not in text or end not in text:
-            raise SystemExit(f"{path}: no {start} … {end} block")
-        head, rest = text.split(start, 1)
-        _, tail = rest.split(end, 1)
-        text = f"{head}{start}\n{body}\n{end}{tail}"
-    path.write_text(text)
 
 
 def main() -> None:

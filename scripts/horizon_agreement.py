@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.horizon_sim import write_doc  # noqa: E402
+from bench.common import write_doc  # noqa: E402
 from harness.leaderboard.horizons import agreement_table  # noqa: E402
 from harness.leaderboard.inputs import load_leaderboard  # noqa: E402
 

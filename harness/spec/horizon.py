@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import Field, model_validator
 
 from harness.spec.base import FrozenSpec
@@ -28,3 +30,15 @@ class HorizonSpec(FrozenSpec):
         if self.min >= self.max:
             raise ValueError(f"horizon.min ({self.min}) must be below horizon.max ({self.max})")
         return self
+
+    def check_task(self, source_type: str, values: Sequence[float] | None,
+                   edges: Sequence[float] | None) -> None:
+        """The task the search belongs to: a generator source, buckets below ``max``
+        (ValueError naming the key otherwise)."""
+        if source_type != "generator":
+            raise ValueError("horizon: the search makes items at any difficulty, so it needs a "
+                             "generator source")
+        tops = [v for v in (values or edges or []) if v is not None]
+        if tops and self.max <= max(tops) - (0 if values else 1):
+            raise ValueError(f"horizon.max ({self.max}) must lie past the largest bucket "
+                             f"({max(tops):g})")

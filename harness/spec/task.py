@@ -390,15 +390,8 @@ class TaskSpec(_Spec):
 
     @model_validator(mode="after")
     def _horizon_past_buckets(self) -> TaskSpec:
-        if self.horizon is None:
-            return self
-        if self.source.type != "generator":
-            raise ValueError("horizon: the search makes items at any difficulty, so it needs a "
-                             "generator source")
-        tops = [v for v in (self.buckets.values or self.buckets.edges or []) if v is not None]
-        if tops and self.horizon.max <= max(tops) - (0 if self.buckets.values else 1):
-            raise ValueError(f"horizon.max ({self.horizon.max}) must lie past the largest "
-                             f"bucket ({max(tops):g})")
+        if self.horizon is not None:
+            self.horizon.check_task(self.source.type, self.buckets.values, self.buckets.edges)
         return self
 
     @model_validator(mode="after")
