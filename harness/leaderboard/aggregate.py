@@ -22,7 +22,6 @@ from harness.leaderboard.board_file import (
     Leaderboard,
     ModelCard,
     PairTest,
-    Precision,
     Score,
     TaskBoard,
     TaskRow,
@@ -42,7 +41,8 @@ from harness.leaderboard.collect import (
 )
 from harness.leaderboard.families import families
 from harness.leaderboard.horizons import entry_horizons
-from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET, evaluated_buckets
+from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
+from harness.leaderboard.precision import precision
 from harness.leaderboard.provenance import family_of, public_id
 from harness.leaderboard.registered import board_value, macro_mean, values_by_name
 from harness.leaderboard.rows import ItemData
@@ -55,7 +55,6 @@ from harness.leaderboard.scores import (
     rank_ranges,
 )
 from harness.leaderboard.stale import stale_tasks
-from harness.results import TaskResult
 from harness.scoring.intervals import (
     Limits,
     Proportion,
@@ -286,64 +285,20 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
     tasks = [_task_board(n, here, [p.model_copy(update={"p_holm": _r(next(adj))}) for p in pairs],
                          c, n in stale, items)
              for (n, here), pairs in zip(boards, all_pairs, strict=True)]
-    short = [f"{e} {n}: {why}" for e in order for n in sorted(rows[e], key=task_sort_key)
-             if (why := _short(rows[e][n], c.cells[key_of[e]][n].task, target, min_per_bucket))]
-    reach = [(h, f"{e} {n} {role}") for e in order for n in sorted(rows[e], key=task_sort_key)
-             for role, h in _reach(c.cells[key_of[e]][n].task).items()]
-    worst = max(reach, default=None)
-    n_rows = sum(len(rows[e]) for e in order)
+    cells = {(e, n): c.cells[key_of[e]][n] for e in order for n in rows[e]}
     board = Leaderboard(
         schema_version=LEADERBOARD_SCHEMA_VERSION, kind=LEADERBOARD_KIND, title=title,
         harness_version=__version__, correction=CORRECTION,
-        precision=Precision(target=target, min_per_bucket=min_per_bucket,
-                            tasks_meeting=n_rows - len(short), task_rows=n_rows, short=short,
-                            worst=None if worst is None else r10(worst[0]),
-                            worst_row=None if worst is None else worst[1]),
+        precision=precision(
+            [(e, n, rows[e][n], cells[(e, n)].task, cells[(e, n)].run.target_ci)
+             for e in order for n in sorted(rows[e], key=task_sort_key)],
+            target, min_per_bucket),
         stale_tasks=[n for n in all_tasks if n in stale],
         suites=sorted({suite_of(n) for n in all_tasks}, key=suite_sort_key),
         entries=entries, families=families(entries, rows, {t.task: t.buckets for t in tasks}),
         tasks=tasks, sources=sources(c),
         conflicts=c.conflicts)
     return board, viewer
-
-
-def _evaluated(t: TaskResult) -> dict[str, str]:
-    """Label → role of the buckets a task evaluates: every bucket, or the union of its few-shot
-    conditions' ``evaluate`` lists (which leave the other buckets empty by design)."""
-    conds = (t.spec.get("fewshot") or {}).get("conditions") or []
-    wanted = evaluated_buckets(c.get("evaluate") for c in conds) if conds else None
-    rep = t.templates[0].buckets if t.templates else []
-    return {b.bucket: b.role for b in rep if wanted is None or b.bucket in wanted}
-
-
-def _reach(t: TaskResult) -> dict[str, float]:
-    """How far the pooled ID and OOD accuracy intervals of a task's primary report reach from
-    their estimates (the farther end of each Wilson 95% interval, docs/statistics.md), over the
-    roles its buckets evaluate."""
-    rep = t.templates[0] if t.templates else None
-    roles = set(_evaluated(t).values())
-    out: dict[str, float] = {}
-    for r in rep.roles if rep else []:
-        if r.role in roles and r.accuracy is not None and r.ci_low is not None \
-                and r.ci_high is not None:
-            out[r.role] = max(r.accuracy - r.ci_low, r.ci_high - r.accuracy)
-    return out
-
-
-def _short(r: TaskRow, t: TaskResult, target: float, min_per_bucket: int) -> str | None:
-    """Which precision target a row misses, over the buckets its task evaluates (a role it
-    does not evaluate, such as OOD in an ID-only task, is not asked for; an evaluated role
-    without items misses it)."""
-    why = []
-    evaluated = _evaluated(t)
-    reach = _reach(t)
-    h = max([reach.get(role, 0.0) for role in set(evaluated.values())], default=0.0)
-    if h > target + 1e-12:
-        why.append(f"±{100 * h:.2f} pts (n_ID={r.n_id}, n_OOD={r.n_ood})")
-    small = min((b.n for b in r.buckets if b.label in evaluated), default=0)
-    if small < min_per_bucket:
-        why.append(f"{small} items in its smallest bucket")
-    return "; ".join(why) or None
 
 
 def _task_board(name: str, rows: list[TaskRow], pairs: list[PairTest], c: Collected,

@@ -32,6 +32,11 @@ def _optional() -> Any:
     return Field(None, exclude_if=lambda value: value is None)
 
 
+def _listed() -> Any:
+    """A list field that is empty by default and left out of leaderboard.json while empty."""
+    return Field(default_factory=list, exclude_if=lambda value: not value)
+
+
 def _sparse() -> Any:
     """A mapping field that is empty by default and left out of leaderboard.json while empty (a
     board without registered gaps beyond the built-in three keeps its bytes)."""
@@ -315,6 +320,7 @@ class SourceRun(_Model):
     git_dirty: bool | None  # uncommitted changes under harness/ or tasks/ at that commit
     cache_hits: int | None  # requests answered from the response cache (None: no cache)
     cache_misses: int | None  # requests sent to the model
+    target_ci: float | None = _optional()  # the --target-ci half-width it was sized with
     reproduce: str  # the command that reruns it
 
 
@@ -338,6 +344,7 @@ class Precision(_Model):
     short: list[str]  # "entry task: why" for each row that misses it
     worst: float | None = None  # the largest reach of any row's pooled ID or OOD interval
     worst_row: str | None = None  # "entry task role" of that row
+    sized: list[str] = _listed()  # per entry with rows sized by --target-ci: what they meet
 
 
 class BuildOptions(_Model):

@@ -30,12 +30,14 @@ from harness.errors import HarnessError
 from harness.gaps.shift import MATCHED
 from harness.leaderboard.board_file import Conflict, SourceRun
 from harness.leaderboard.inputs import (
+    ROUNDS_FILE,
     Copy,
     check_run,
     horizon_files,
     load_leaderboard,
     load_results,
     open_samples,
+    sized_target,
 )
 from harness.leaderboard.provenance import public_id, reproduce
 from harness.leaderboard.rows import ItemData, sample_digest, task_row
@@ -99,6 +101,7 @@ class Run:
     res: Results  # its content (invalid tasks removed)
     entry_key: str  # model + configuration
     samples: dict[str, tuple[Path, str | None]]  # task → checked samples file, recorded sha256
+    target_ci: float | None = None  # the --target-ci it was sized with (None: a fixed limit)
     folder: str = ""  # its copy in the board: runs/<entry>/<sha[:12]>
 
 
@@ -186,7 +189,7 @@ def _read(paths: Sequence[Path], samples: str, skip_invalid: bool,
         res, files = check_run(p, res, samples, invalid)
         if invalid and not skip_invalid:
             raise HarnessError(invalid[0] + " (--skip-invalid leaves such tasks out)")
-        runs.append(Run(p, sha, res, _entry_key(res), files))
+        runs.append(Run(p, sha, res, _entry_key(res), files, sized_target(p, res)))
     return runs
 
 
@@ -248,6 +251,9 @@ def gather(paths: Sequence[Path], samples: str = "copy", gzip_samples: bool = Fa
     for run in runs:
         run.folder = f"runs/{ids.get(run.entry_key, 'unused')}/{run.sha256[:12]}"
         copies.append(Copy(run.given, f"{run.folder}/results.json", None, str(run.given)))
+        if run.target_ci is not None:
+            copies.append(Copy(run.given.parent / ROUNDS_FILE, f"{run.folder}/{ROUNDS_FILE}",
+                               None, str(run.given)))
         for task, (src, sha) in sorted(run.samples.items()):
             t = next(x for x in run.res.tasks if x.task == task)
             rel = f"{run.folder}/{t.samples_file}" + (".gz" if gzip_samples else "")
@@ -287,7 +293,7 @@ def sources(c: Collected) -> list[SourceRun]:
             spec_sha256={t.task: t.spec_sha256 for t in r.res.tasks},
             harness_version=r.res.harness.version, git_commit=r.res.harness.git_commit,
             git_dirty=r.res.harness.git_dirty, cache_hits=cache.hits if cache else None,
-            cache_misses=cache.misses if cache else None,
+            cache_misses=cache.misses if cache else None, target_ci=r.target_ci,
             reproduce=reproduce(r.res)))
     return out
 

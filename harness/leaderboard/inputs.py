@@ -43,6 +43,29 @@ def load_results(path: Path) -> Results:
         raise HarnessError(f"{path}: invalid results.json: {first_problem(e)}") from None
 
 
+ROUNDS_FILE = "rounds.json"  # beside results.json when ``harness eval --target-ci`` sized the run
+
+
+def sized_target(path: Path, res: Results) -> float | None:
+    """The ``--target-ci`` half-width a run was sized with (its rounds.json beside ``path``),
+    or None for a run at a fixed limit; a rounds.json that does not belong to the run is one
+    line naming it."""
+    rounds = path.parent / ROUNDS_FILE
+    if not rounds.is_file():
+        return None
+    try:
+        data = json.loads(rounds.read_text(encoding="utf-8"))
+        target, last = float(data["target_ci"]), int(data["rounds"][-1]["limit"])
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        raise HarnessError(f"{rounds}: not a --target-ci rounds file ({type(e).__name__}: "
+                           f"{e})") from None
+    if last != res.run.limit_per_bucket:
+        raise HarnessError(f"{rounds}: its last round ran {last} items per bucket but "
+                           f"{path.name} ran {res.run.limit_per_bucket}: it belongs to another "
+                           "run (remove it, or rerun with --target-ci)")
+    return target
+
+
 @dataclass(frozen=True)
 class Copy:
     """A per-sample file to copy into the leaderboard."""

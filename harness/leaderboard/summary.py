@@ -101,7 +101,8 @@ def summary_md(board: Leaderboard) -> str:
              f"accuracy within ±{100 * p.target:.0f} points (95%, the farther end of the "
              "interval)"
              + ("" if p.worst is None else
-                f"; the widest reaches ±{100 * p.worst:.2f} ({p.worst_row})") + ".",
+                f"; the widest reaches ±{100 * p.worst:.2f} ({p.worst_row})") + "."
+             + "".join(f" Sized with --target-ci (judged against it): {s}." for s in p.sized),
              "",
              "Floor: pooled ID accuracy not above its baseline, the best constant answer's "
              "score on the same items. 1-answer: tasks where one answer makes up at least 90% "

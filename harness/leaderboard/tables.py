@@ -241,7 +241,8 @@ def markdown(board: Leaderboard) -> str:
     lines += [md_text(
         f"Precision target: pooled ID and OOD accuracy within ±{100 * p.target:.0f} points "
         f"(95%, the farther end of the interval) and at least {p.min_per_bucket} items per "
-        f"bucket; {p.tasks_meeting} of {p.task_rows} task rows meet it.{worst}"), "",
+        f"bucket; {p.tasks_meeting} of {p.task_rows} task rows meet it.{worst}"
+        + "".join(f" Sized with --target-ci (judged against it): {s}." for s in p.sized)), "",
         "Accuracies in %, with 95% score intervals (docs/statistics.md): a task's accuracy is "
         "the mean of its buckets' accuracies weighted by their samples, so overall and suite "
         "intervals combine every (task, bucket) stratum (MOVER). Overall: mean of the suite "
