@@ -55,6 +55,7 @@ from harness.leaderboard.scores import (
     rank_ranges,
 )
 from harness.leaderboard.stale import stale_tasks
+from harness.models.aliases import alias_for
 from harness.scoring.intervals import (
     Limits,
     Proportion,
@@ -141,6 +142,7 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
     by_suite: dict[str, int] = {}
     for n in rows:
         by_suite[suite_of(n)] = by_suite.get(suite_of(n), 0) + 1
+    alias = alias_for(res.model.name, res.model.path)
     limits = sorted({r.res.run.limit_per_bucket for r in runs}, key=lambda x: (x is None, x or 0))
     return Entry(
         id=eid, label=label, family=family_of(display_name(res.model.name)), group=group,
@@ -172,7 +174,8 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
             config={**config_of(res),
                     "model": f"{res.model.backend}:{display_name(res.model.name)}"},
             harness_versions=sorted({r.res.harness.version for r in runs}),
-            git_commits=sorted({x for r in runs if (x := r.res.harness.git_commit)})),
+            git_commits=sorted({x for r in runs if (x := r.res.harness.git_commit)}),
+            upstream=alias.upstream if alias else None, licence=alias.licence if alias else None),
     )
 
 

@@ -58,6 +58,8 @@ class ModelCard(_Model):
     config: dict[str, Any]  # the run options that define the configuration (see collect.py)
     harness_versions: list[str]  # genharness versions of the merged runs
     git_commits: list[str]  # harness git commits of the merged runs (where known)
+    upstream: str | None = _optional()  # a built-in alias's upstream model
+    licence: str | None = _optional()  # a built-in alias's licence and the package's own
 
     @property
     def engine(self) -> str:

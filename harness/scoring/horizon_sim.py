@@ -60,14 +60,15 @@ def _draw(rng: object, n: int, p: float) -> int:
 
 
 def simulate(s: Setting, seed: int, budget: int, round_items: int,
-             target_width: float) -> Estimate:
-    """One search on a seeded responder of setting ``s``."""
+             target_width: float, id_items: int = ID_ITEMS) -> Estimate:
+    """One search on a seeded responder of setting ``s`` whose fixed run answered ``id_items``
+    items in each ID bucket."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     search = HorizonSearch(1, s.hi, s.baseline)
     for d in ID_VALUES:
-        search.add(d, _draw(rng, ID_ITEMS, s.p(d)), ID_ITEMS)
+        search.add(d, _draw(rng, id_items, s.p(d)), id_items)
     return run_search(search, lambda plan: [(d, _draw(rng, n, s.p(d)), n) for d, n in plan],
                       budget, round_items, target_width)
 
@@ -102,19 +103,19 @@ class Coverage:
 
 
 def coverage(s: Setting, runs: int, budget: int = 200, round_items: int = 40,
-             target_width: float = math.log(2.0), seed: int = 0) -> Coverage:
-    """``runs`` seeded searches of setting ``s``."""
+             target_width: float = math.log(2.0), seed: int = 0,
+             id_items: int = ID_ITEMS) -> Coverage:
+    """``runs`` seeded searches of setting ``s`` (``id_items`` per ID bucket)."""
     held, spent, widths, missed = 0, 0, [], []
     statuses: dict[str, int] = {}
-    id_items = ID_ITEMS * len(ID_VALUES)
     for r in range(runs):
-        est = simulate(s, seed * 100_003 + r, budget, round_items, target_width)
+        est = simulate(s, seed * 100_003 + r, budget, round_items, target_width, id_items)
         ok = holds(s, est)
         held += ok
         if not ok:
             missed.append(r)
         statuses[est.status] = statuses.get(est.status, 0) + 1
-        spent += est.items - id_items
+        spent += est.items - id_items * len(ID_VALUES)
         if est.log_width is not None:
             widths.append(est.log_width)
     widths.sort()

