@@ -15,6 +15,7 @@ from harness.scoring.horizon_sim import SETTINGS, coverage, holds, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = ROOT / "bench" / "results" / "horizon_sim.json"
+SMALL = ROOT / "bench" / "results" / "horizon_sim_budget20.json"  # the sized row's search
 DOC = ROOT / "docs" / "statistics.md"
 REPLAY = 12  # runs of each setting replayed here (the bench ran hundreds)
 
@@ -51,6 +52,29 @@ def test_the_first_runs_replay_to_the_recorded_outcomes(bench: dict[str, object]
 def test_the_doc_tables_are_the_bench_files(bench: dict[str, object]) -> None:
     assert _block("horizon-coverage") == bench["coverage_table"]
     assert _block("horizon-budget") == bench["budget_table"]
+
+
+@pytest.fixture(scope="module")
+def small() -> dict[str, object]:
+    data: dict[str, object] = json.loads(SMALL.read_text())
+    return data
+
+
+def test_the_small_search_covers_too(small: dict[str, object]) -> None:
+    """The search a sized board row runs (20 answers, ID buckets of 8): every setting's
+    statement still holds the truth in at least 93% of 200 runs, the first runs replay, and
+    the doc's table is the file's."""
+    rows = {r["setting"]: r for r in small["coverage"]}  # type: ignore[attr-defined]
+    assert list(rows) == [s.name for s in SETTINGS]
+    budget, id_items = small["budget_per_run"], small["id_items"]
+    assert (budget, id_items) == (20, 8)
+    for s in SETTINGS:
+        r = rows[s.name]
+        assert r["runs"] >= 200 and r["held"] == r["runs"] - len(r["missed"])
+        assert r["held"] / r["runs"] >= 0.93, r
+        got = coverage(s, REPLAY // 2, budget=20, id_items=8)
+        assert list(got.missed) == [m for m in r["missed"] if m < REPLAY // 2]
+    assert _block("horizon-coverage-budget20") == small["coverage_table"]
 
 
 def test_a_miss_is_a_miss() -> None:
