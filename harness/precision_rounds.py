@@ -52,12 +52,16 @@ def reach(acc: float | None, lo: float | None, hi: float | None) -> float:
 
 def widest(res: Results) -> tuple[float, str, int]:
     """The widest reach over every pooled role of every task/template/condition, where it is,
-    and the number of samples."""
+    and the number of samples. A role without samples is left out: its condition answers none
+    of its items (the matched-exemplar control has no ID items; an ID-only task no OOD ones),
+    and more items per bucket would not give it any."""
     best, where, n = 0.0, "", 0
     for t in res.tasks:
         for tpl in t.templates:
             n += tpl.n
             for role in tpl.roles:
+                if role.n == 0:
+                    continue
                 r = reach(role.accuracy, role.ci_low, role.ci_high)
                 if r > best:
                     cond = f" [{tpl.condition}]" if tpl.condition else ""

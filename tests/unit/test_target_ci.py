@@ -137,3 +137,27 @@ def test_the_horizon_search_runs_once_after_the_rounds(tmp_path: Path) -> None:
     assert [h for _, h in seen] == [False] * len(rounds) + [True]
     assert seen[-1][0] == rounds[-1].limit and res.run.horizon
     assert res.tasks[0].horizons  # the floor model's search: no number, but its record
+
+
+def test_the_matched_control_lets_the_rounds_stop(tmp_path: Path) -> None:
+    """The matched-exemplar control answers no ID item: its empty ID role must not keep the
+    rounds going to the cap (issue 34 found every --matched-control run capped)."""
+    task = "lengthgen/addition"  # 3 exemplars
+    index = TaskIndex.build([])
+    [ref] = index.resolve([task])
+    cfg = RunConfig(model="scripted:r", tasks=[task], seed=1, limit_per_bucket=40,
+                    matched_control=True, output_dir=tmp_path / "run")
+    oracle = oracle_model(index.spec(ref), ref, cfg)
+    # about half right: a measurable gap, so the control runs (at the ceiling it would not)
+    model = ScriptedLM(lambda p: oracle._text(p) if len(p) % 2 else "no", name="r")
+    limits: list[int] = []
+
+    def one(c: RunConfig, replace: bool) -> Results:
+        limits.append(c.limit_per_bucket or 0)
+        return evaluate(c, model=model, overwrite=replace)
+
+    res, rounds = run_rounds(cfg, 0.2, FIRST_ROUND, one)
+    conds = {tpl.condition for tpl in res.tasks[0].templates}
+    assert len(conds) == 2  # the task's own exemplars and the matched control both ran
+    assert any(r.n == 0 for tpl in res.tasks[0].templates for r in tpl.roles)
+    assert limits == [FIRST_ROUND] and rounds[0].reach <= 0.2
