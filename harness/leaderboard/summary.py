@@ -99,7 +99,8 @@ def summary_md(board: Leaderboard) -> str:
     lines = [*_headline(board), "",
              f"Precision: {p.tasks_meeting} of {p.task_rows} task rows have pooled ID and OOD "
              f"accuracy within ±{100 * p.target:.0f} points (95%, the farther end of the "
-             "interval)"
+             "interval)" + (" or, for rows sized with --target-ci, within their own half-width"
+                            if p.sized else "")
              + ("" if p.worst is None else
                 f"; the widest reaches ±{100 * p.worst:.2f} ({p.worst_row})") + "."
              + "".join(f" Sized with --target-ci (judged against it): {s}." for s in p.sized),
