@@ -93,7 +93,7 @@ def main() -> None:
     ap.add_argument("--min-block", type=int, default=16)
     args = ap.parse_args()
     from harness.config import RunConfig
-    from harness.evaluation import load
+    from harness.run.evaluate import load
 
     out: dict[str, Any] = {"min_block": args.min_block, "runs": {}}
     tokenizers: dict[str, Any] = {}

@@ -1,7 +1,7 @@
 """Benchmark 4: time and peak memory against the number of items, with a trivial model.
 
 One generation task (the built-in ``copy`` generator, 4 buckets) is run through the public API
-(``harness.evaluation.evaluate(cfg, model=...)``) with a fixture model that answers instantly, at
+(``harness.run.evaluate.evaluate(cfg, model=...)``) with a fixture model that answers instantly, at
 1k, 10k and 100k items, each size in a fresh process. Reported per size: wall time, items/s,
 peak RSS, RSS after imports, and their difference; memory should not grow with the number of
 items (items are generated on demand, records stream to disk, and the reports come from a few
@@ -50,9 +50,9 @@ def _rss_mb() -> float:
 def child(n: int, diagnose: bool) -> dict[str, Any]:
     """Runs in a fresh process: evaluate ``n`` items, report time and memory."""
     from harness.config import RunConfig
-    from harness.evaluation import evaluate
     from harness.lm import LM, ModelIdentity, OnDone
     from harness.requests import GenerateRequest, GenerateResponse
+    from harness.run.evaluate import evaluate
 
     snaps: list[Any] = []
 
@@ -163,7 +163,7 @@ def main() -> None:
                  "peak_rss_mb": summary([x["peak_rss_mb"] for x in v]),
                  "rss_after_imports_mb": summary([x["rss_after_imports_mb"] for x in v]),
                  "growth_mb": summary([x["growth_mb"] for x in v])} for n, v in rows.items()}
-    print_table("scale: trivial model through harness.evaluation.evaluate (medians)",
+    print_table("scale: trivial model through harness.run.evaluate.evaluate (medians)",
                 ["items", "wall s", "items/s", "peak RSS MB", "RSS after imports MB",
                  "growth MB", "growth KB/item"],
                 [[n, t["wall_s"]["median"], f"{t['items_per_s']['median']:.0f}",

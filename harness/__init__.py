@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "RunConfig": "harness.config",
     "HarnessError": "harness.errors",
-    "evaluate": "harness.evaluation",
+    "evaluate": "harness.run.evaluate",
     "LM": "harness.lm",
     "ChatTurn": "harness.spec.chat",
     "ModelIdentity": "harness.lm",
@@ -38,7 +38,6 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from harness.config import RunConfig
     from harness.errors import HarnessError
-    from harness.evaluation import evaluate
     from harness.lm import LM, ModelIdentity
     from harness.requests import (
         GenerateRequest,
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
         LoglikelihoodResponse,
         RollingRequest,
     )
+    from harness.run.evaluate import evaluate
     from harness.spec.chat import ChatTurn
     from harness.spec.task import TaskSpec
     from harness.tasks.index import TaskIndex, TaskRef

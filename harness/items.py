@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
@@ -50,7 +50,7 @@ class InstanceSet:
     pool: list[Instance]  # exemplar candidates (ID buckets only)
     dropped: int  # source records outside every bucket
 
-    def count(self, allowed: set[str] | None = None) -> int:
+    def count(self, allowed: Collection[str] | None = None) -> int:
         """Items in the buckets labelled ``allowed`` (None: all), without generating any."""
         if allowed is None:
             return len(self.items)

@@ -19,8 +19,6 @@ from typing import Literal
 
 from harness import plugins
 from harness.config import RunConfig
-from harness.evaluation import evaluate
-from harness.isolation import failure_line
 from harness.items import build_instances
 from harness.lm import LM, ModelIdentity, OnDone
 from harness.outputs import Oracle, output_type
@@ -31,8 +29,10 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
-from harness.results import TaskResult, read_samples
-from harness.runner import prepare
+from harness.run.evaluate import evaluate
+from harness.run.isolation import failure_line
+from harness.run.plan import plan_task
+from harness.run.results import TaskResult, read_samples
 from harness.spec.chat import ChatTurn
 from harness.spec.sources import GeneratorSource
 from harness.spec.task import TaskSpec
@@ -139,10 +139,8 @@ def oracle_model(spec: TaskSpec, ref: TaskRef, cfg: RunConfig) -> ScriptedLM:
     """A model that gives every prompt of ``cfg``'s run of ``ref`` its reference answer
     (generation) or puts the gold choice first (multiple choice)."""
     probe = ScriptedLM()
-    inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
-                           probe.count_tokens, cfg.matched_control)
     out, oracle = output_type(spec), Oracle()
-    for p in prepare(spec, ref.address, inst, cfg, probe):
+    for p in plan_task(ref, spec, cfg, probe).prepared():
         out.teach(spec, p, oracle)
     return ScriptedLM(oracle.answers, oracle.scores, name="oracle")
 

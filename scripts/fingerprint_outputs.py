@@ -73,7 +73,7 @@ def tiny_runs(out: Path) -> None:
 def oracle_runs(out: Path) -> None:
     """Every task with a model right on two prompts in three (a fixed hash of the prompt)."""
     from harness.config import RunConfig
-    from harness.evaluation import evaluate
+    from harness.run.evaluate import evaluate
     from harness.tasks.index import TaskIndex
     from harness.testing import ScriptedLM, oracle_model
 

@@ -214,7 +214,7 @@ def task_case(kind: str, folder: Path, originals: list[Path], rng: random.Random
 
 def results_case(path: Path, value: Any, rng: random.Random) -> None:
     """Write a mutated results.json at ``path``."""
-    from harness.results import SCHEMA_VERSION
+    from harness.run.results import SCHEMA_VERSION
 
     base: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tasks": {}, "config": {},
                             "harness": {}}
@@ -245,7 +245,7 @@ def read_results(path: Path) -> None:
 
 def read_samples(path: Path) -> None:
     """The samples-file reader."""
-    from harness.results import read_samples as read
+    from harness.run.results import read_samples as read
 
     read(path)
 

@@ -149,9 +149,9 @@ def eval_command(
 
     from harness.cli.run_tables import print_results
     from harness.config import RunConfig
-    from harness.evaluation import evaluate
     from harness.models.backends import parse_model_args
-    from harness.results import Results, TaskResult
+    from harness.run.evaluate import evaluate
+    from harness.run.results import Results, TaskResult
     from harness.strategies import check_strategy
 
     if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):
@@ -184,7 +184,7 @@ def eval_command(
     from rich.console import Console
 
     from harness.cli.run_tables import print_footer, print_header, print_task
-    from harness.progress import RichReporter
+    from harness.run.progress import RichReporter
 
     console = Console()
     shown: list[str] = []
@@ -205,7 +205,7 @@ def eval_command(
         results = one(cfg, overwrite, tables=True)
         print_footer(results, console)
     else:
-        from harness.precision_rounds import run_rounds
+        from harness.run.rounds import run_rounds
 
         results, _ = run_rounds(
             cfg, target_ci, first_round, one, overwrite,

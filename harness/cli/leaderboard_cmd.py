@@ -112,7 +112,7 @@ def plan_command(
     """Items per bucket each task needs for the stated precision, and its measured cost."""
     from harness.leaderboard.costs import core_hours, estimate, read_table, scaled_mark
     from harness.leaderboard.plan import groups, per_bucket, plan_tasks
-    from harness.progress import duration
+    from harness.run.progress import duration
 
     if not 0 < target < 0.5 or min_per_bucket < 1:
         raise HarnessError("--target must be in (0, 0.5) and --min-per-bucket at least 1")

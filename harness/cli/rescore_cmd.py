@@ -14,7 +14,7 @@ def rescore_command(
     """Recompute every bucket table, gap and analysis of finished runs from their samples files
     (checked against results.json) and rewrite results.json at the current schema version:
     brings runs made under older statistics up to date without asking the model again."""
-    from harness.rescore import rescore
+    from harness.run.rescore import rescore
 
     for run in runs:
         folder = run.parent if run.name == "results.json" else run

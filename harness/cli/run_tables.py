@@ -14,7 +14,7 @@ from harness.analyses.registry import AnalysisResult
 from harness.answers.metrics import is_binary
 from harness.gaps.report import GapReport, value_and_ci
 from harness.gaps.shift import Part, has_exemplars
-from harness.results import HorizonResult, Results, TaskResult
+from harness.run.results import HorizonResult, Results, TaskResult
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
 from harness.scoring.horizon import format_difficulty
 from harness.scoring.report import TemplateReport

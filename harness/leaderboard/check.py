@@ -100,7 +100,7 @@ def rescore_board(board: Path, work: Path) -> int:
     import shutil
 
     from harness.leaderboard.build import build
-    from harness.rescore import rescore
+    from harness.run.rescore import rescore
 
     inputs = board_inputs(board)
     if not inputs:

@@ -42,7 +42,7 @@ from harness.leaderboard.inputs import (
 from harness.leaderboard.provenance import public_id, reproduce
 from harness.leaderboard.rows import ItemData, sample_digest, task_row
 from harness.leaderboard.scores import Sample
-from harness.results import Results, TaskResult
+from harness.run.results import Results, TaskResult
 from harness.scoring.records import SampleRecord
 
 __all__ = ["Collected", "gather", "config_of", "load_leaderboard", "load_results", "slug"]

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from harness.gaps.shift import MATCHED
 from harness.leaderboard.board_file import HorizonCell, Leaderboard, TaskBoard, TaskRow
-from harness.results import HorizonResult, TaskResult
+from harness.run.results import HorizonResult, TaskResult
 from harness.scoring.horizon import format_difficulty
 from harness.scoring.stats import r10
 

@@ -15,7 +15,7 @@ from harness.errors import HarnessError, first_problem
 from harness.files import sha256_file, sha256_stream
 from harness.leaderboard.board_file import LEADERBOARD_KIND, LEADERBOARD_SCHEMA_VERSION, Leaderboard
 from harness.leaderboard.paths import samples_problem, task_problem
-from harness.results import SCHEMA_VERSION, Results, TaskResult
+from harness.run.results import SCHEMA_VERSION, Results, TaskResult
 
 
 def load_results(path: Path) -> Results:

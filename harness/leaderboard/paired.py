@@ -44,7 +44,7 @@ from harness.leaderboard.collect import suite_of
 from harness.leaderboard.inputs import load_results, open_samples, samples_sha256
 from harness.leaderboard.paths import samples_problem
 from harness.leaderboard.scores import ALPHA, holm, macro_scores, sign_test
-from harness.results import Results
+from harness.run.results import Results
 from harness.scoring.intervals import (
     Term,
     clustered_proportion,

@@ -29,7 +29,7 @@ from typing import IO
 
 from harness.errors import HarnessError
 from harness.filelock import HolderLock, os_reason
-from harness.rundir import open_new
+from harness.run.rundir import open_new
 
 # one part of a task address (between slashes)
 _PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}")

@@ -95,7 +95,7 @@ def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
     """Plans for tasks or suites (resolved as ``harness eval --tasks`` does), items counted from
     the task files without generating any (data-backed tasks read ``GENHARNESS_DATA``)."""
     from harness.items import build_instances, labels
-    from harness.runner import conditions, pick_templates
+    from harness.run.plan import conditions, pick_templates
     from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build([])

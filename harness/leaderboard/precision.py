@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from harness.leaderboard.board_file import Precision, TaskRow
 from harness.leaderboard.plan import evaluated_buckets
-from harness.results import TaskResult
+from harness.run.results import TaskResult
 from harness.scoring.stats import r10
 
 Row = tuple[str, str, TaskRow, TaskResult, float | None]  # entry, task, row, result, --target-ci

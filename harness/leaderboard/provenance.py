@@ -8,7 +8,7 @@ import re
 import shlex
 from pathlib import PurePosixPath
 
-from harness.results import Results
+from harness.run.results import Results
 
 _FAMILY = re.compile(r"^(?P<family>.+)-s(?P<seed>\d+)$")
 

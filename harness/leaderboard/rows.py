@@ -13,7 +13,7 @@ from harness.gaps.shift import MATCHED, has_exemplars
 from harness.leaderboard.board_file import AnalysisCell, BucketCell, GapCell, Split, TaskRow
 from harness.leaderboard.horizons import horizon_cells
 from harness.leaderboard.scores import ItemScores, Sample, item_scores
-from harness.results import TaskResult
+from harness.run.results import TaskResult
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
 

@@ -13,7 +13,7 @@ def stale_tasks(specs: Mapping[str, Iterable[str]],
     """Of ``task → spec hashes the runs used``, the tasks whose hash is not today's (sorted).
     ``include_paths``: task folders beside the shipped ones (those the runs were given with
     ``--include-path``), so their tasks are checked too; a task found nowhere is stale."""
-    from harness.results import spec_hash
+    from harness.run.results import spec_hash
     from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build([p for p in include_paths if p.is_dir()])

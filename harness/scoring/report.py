@@ -151,7 +151,7 @@ def task_reports(
     metric: str = DEFAULT_METRIC,
 ) -> list[TemplateReport]:
     """One report per (template, condition), in order of first appearance (no samples: []).
-    ``samples`` may be ``harness.results.SamplesFile.of(run_dir, task)``: the file is then
+    ``samples`` may be ``harness.run.results.SamplesFile.of(run_dir, task)``: the file is then
     checked against results.json's ``samples_sha256`` first (a mismatch is one-line error)."""
     groups: dict[tuple[str, str], list[SampleRecord]] = {}
     for s in samples:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import read_samples
+from harness.run.results import read_samples
 from harness.scoring.report import task_reports
 from harness.spec.buckets import build_buckets
 from harness.spec.task import TaskSpec

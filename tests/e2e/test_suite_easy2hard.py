@@ -16,8 +16,8 @@ import pytest
 from harness.analyses.registry import run_analyses
 from harness.answers.extract import last_boxed
 from harness.config import RunConfig
-from harness.evaluation import evaluate
-from harness.results import read_samples
+from harness.run.evaluate import evaluate
+from harness.run.results import read_samples
 from harness.spec.buckets import build_buckets
 from harness.spec.task import TaskSpec
 from tests.fixtures.fake_model import FakeLM

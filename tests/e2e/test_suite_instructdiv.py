@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness.analyses.multiprompt import multi_prompt
-from harness.results import read_samples
+from harness.run.results import read_samples
 from harness.scoring.report import task_reports
 from harness.spec.buckets import build_buckets
 from harness.spec.task import TaskSpec

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.results import read_samples
+from harness.run.results import read_samples
 from harness.scoring.report import task_reports
 from harness.spec.buckets import build_buckets
 from harness.spec.task import TaskSpec

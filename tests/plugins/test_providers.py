@@ -9,7 +9,7 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError, TaskSpecError, UnknownNameError
-from harness.evaluation import evaluate
+from harness.run.evaluate import evaluate
 from harness.tasks.index import TaskIndex
 from harness.tasks.loader import load_spec
 from harness.tasks.providers import TaskProvider

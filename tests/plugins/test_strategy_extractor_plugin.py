@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from harness import plugins
-from harness.results import read_samples
+from harness.run.results import read_samples
 from tests.plugins.fakedist import SCRIPTED, harness, make_dist
 
 MODULE = """\

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.leaderboard.provenance import reproduce
-from harness.results import Results
+from harness.run.results import Results
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

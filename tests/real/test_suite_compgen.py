@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import read_samples
+from harness.run.results import read_samples
 
 pytestmark = pytest.mark.slow
 

@@ -17,9 +17,9 @@ from harness.answers.extract import EXTRACTORS, extractor
 from harness.answers.metrics import METRICS, metric
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
 from harness.models.answer_bounds import BoundedLM, answer_chars
 from harness.requests import GenerateRequest, GenerateResponse
+from harness.run.evaluate import evaluate
 from harness.testing import ScriptedLM
 from tests.fixtures import fault_server as toy
 from tests.fixtures.fault_server import FaultServer

@@ -21,11 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_from_harness_import_evaluate_is_always_the_function() -> None:
     """Issue 27: a submodule named ``evaluate`` shadowed the exported function once imported."""
-    importlib.import_module("harness.evaluation")
+    importlib.import_module("harness.run.evaluate")
     from harness import evaluate
 
-    assert callable(evaluate) and evaluate.__module__ == "harness.evaluation"
-    code = ("import harness.evaluation, harness.cli.eval_cmd; from harness import evaluate; "
+    assert callable(evaluate) and evaluate.__module__ == "harness.run.evaluate"
+    code = ("import harness.run.evaluate, harness.cli.eval_cmd; from harness import evaluate; "
             "print(type(evaluate).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout.strip()

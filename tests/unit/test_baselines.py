@@ -14,11 +14,10 @@ from pydantic import ValidationError
 
 from harness.answers.metrics import get_metric
 from harness.config import RunConfig
-from harness.evaluation import evaluate
 from harness.gaps.shift import MATCHED, shift_split
-from harness.items import build_instances
-from harness.rescore import rescored
-from harness.runner import conditions, prepare
+from harness.run.evaluate import evaluate
+from harness.run.plan import conditions, plan_task
+from harness.run.rescore import rescored
 from harness.scoring.baselines import Answer, AnswerKey, concentration, constant_baseline
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns, record_splits, task_reports
@@ -167,10 +166,10 @@ def test_matched_exemplars_come_from_the_items_own_bucket_and_leave_the_rest_alo
                       output_dir=tmp_path / "a")
     matched = plain.model_copy(update={"matched_control": True})
     model = ScriptedLM("x")
-    a = prepare(spec, ref.address, build_instances(spec, ref.address, 0, ref.base_dir, 4),
-                plain, model)
-    inst = build_instances(spec, ref.address, 0, ref.base_dir, 4, matched_control=True)
-    b = prepare(spec, ref.address, inst, matched, model)
+    a = list(plan_task(ref, spec, plain, model).prepared())
+    plan = plan_task(ref, spec, matched, model)
+    inst = plan.inst
+    b = list(plan.prepared())
     base_b = [p for p in b if p.condition == ""]
     assert [(p.prompt, p.fewshot_ids) for p in a] == [(p.prompt, p.fewshot_ids) for p in base_b]
     extra = [p for p in b if p.condition == MATCHED]

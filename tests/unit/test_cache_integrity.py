@@ -239,7 +239,7 @@ def test_damage_met_in_the_middle_of_a_run_is_recovered(tmp_path: Path,
 def test_an_edited_response_is_recomputed_in_an_eval(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The issue's probe: an edited response must not change a run's numbers."""
-    ev = importlib.import_module("harness.evaluation")  # the package exports the function
+    ev = importlib.import_module("harness.run.evaluate")  # the package exports the function
 
     models: list[FakeLM] = []
 

@@ -11,8 +11,8 @@ import pytest
 
 from harness import cache_paths
 from harness.config import RunConfig
-from harness.evaluation import evaluate
 from harness.models import backends
+from harness.run.evaluate import evaluate
 from harness.sources.files import fetch_file
 from harness.testing import scripted_backend
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from harness.results import COSTS_TABLE, checkout_dirty
+from harness.run.results import COSTS_TABLE, checkout_dirty
 
 
 def _repo(tmp_path: Path) -> Path:

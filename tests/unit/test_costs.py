@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
 from harness.leaderboard.costs import CostTable, TaskCost, add_runs, estimate, measured, read_table
 from harness.models import backends
+from harness.run.evaluate import evaluate
 from harness.testing import scripted_backend
 
 TASK = "lengthgen/copy"

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 from harness.config import RunConfig
-from harness.evaluation import evaluate
 from harness.models import backends
+from harness.run.evaluate import evaluate
 from harness.testing import ScriptedLM, scripted_backend
 
 TASKS = ["lengthgen/copy", "lengthgen/reverse"]

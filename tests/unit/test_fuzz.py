@@ -28,7 +28,7 @@ def test_every_reader_is_fuzzed() -> None:
 
 def test_bad_samples_lines_are_one_line_naming_file_and_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from harness.errors import HarnessError
-    from harness.results import read_samples
+    from harness.run.results import read_samples
 
     for i, raw in enumerate([b"null\n", b"\xa5\xc3t\xbd\n", b'{"id": 1}\n', b"[]\n"]):
         f = tmp_path / f"s{i}.jsonl"

@@ -15,10 +15,10 @@ from pydantic import BaseModel
 
 from harness.config import RunConfig
 from harness.errors import HarnessError, TaskSpecError
-from harness.evaluation import evaluate
 from harness.gaps.registry import GAPS, GapContext, gap
 from harness.gaps.report import GapReport, gaps_from_scores
-from harness.results import read_samples
+from harness.run.evaluate import evaluate
+from harness.run.results import read_samples
 from harness.scoring.intervals import diff_interval, proportion, ratio_interval
 from harness.scoring.report import task_reports
 from harness.scoring.stats import bootstrap_means, percentile_ci, r10

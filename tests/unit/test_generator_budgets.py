@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
 from harness.generators.registry import GeneratorInfo, get_generator, run_generator
+from harness.run.evaluate import evaluate
 from tests.fixtures.fake_model import FakeLM
 from tests.helpers import within
 

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 from harness.config import RunConfig
-from harness.evaluation import evaluate
 from harness.models import backends
-from harness.results import SamplesFile, spec_hash
+from harness.run.evaluate import evaluate
+from harness.run.results import SamplesFile, spec_hash
 from harness.scoring.horizon import HorizonSearch, candidate_difficulties, fall_d50
 from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
@@ -204,7 +204,7 @@ def test_a_board_without_searches_keeps_its_columns() -> None:
 
 
 def test_the_estimate_is_recomputable_from_the_samples_files(tmp_path: Path) -> None:
-    from harness.horizon_search import recompute
+    from harness.run.horizon import recompute
 
     res = run(tmp_path, ScriptedLM(copier(20)))
     t = res.tasks[0]

@@ -12,7 +12,7 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
+from harness.run.evaluate import evaluate
 from tests.fixtures.fake_model import FakeLM
 
 TASK = """\

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
 from harness.generators.registry import GENERATORS, generator
+from harness.run.evaluate import evaluate
 from harness.testing import ScriptedLM
 from tests.helpers import forget
 

@@ -12,9 +12,9 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError, TaskSpecError
-from harness.evaluation import evaluate
 from harness.leaderboard.paired import compare_runs
-from harness.results import spec_hash
+from harness.run.evaluate import evaluate
+from harness.run.results import spec_hash
 from harness.tasks.loader import load_spec
 from harness.testing import ScriptedLM
 

@@ -214,7 +214,7 @@ def test_a_family_of_seeds_shows_its_success_rate(tmp_path: Path) -> None:
 
 
 def test_a_task_from_an_include_path_is_checked_against_that_folder() -> None:
-    from harness.results import spec_hash
+    from harness.run.results import spec_hash
     from harness.tasks.index import TaskIndex
 
     folder = ROOT / "examples" / "reference_models" / "tasks"

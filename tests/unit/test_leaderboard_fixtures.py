@@ -18,7 +18,7 @@ from harness.config import RunConfig
 from harness.gaps.builtin import Horizon, IdOodGap, Retention
 from harness.gaps.report import GapReport
 from harness.lm import ModelIdentity
-from harness.results import (
+from harness.run.results import (
     SCHEMA_VERSION,
     Environment,
     HarnessInfo,

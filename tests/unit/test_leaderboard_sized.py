@@ -12,11 +12,11 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
 from harness.leaderboard.build import build
 from harness.leaderboard.check import rebuild_diff
-from harness.precision_rounds import run_rounds
-from harness.results import Results
+from harness.run.evaluate import evaluate
+from harness.run.results import Results
+from harness.run.rounds import run_rounds
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
 

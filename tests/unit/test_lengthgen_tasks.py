@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.config import RunConfig
-from harness.evaluation import evaluate
-from harness.results import read_samples
+from harness.run.evaluate import evaluate
+from harness.run.results import read_samples
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
 

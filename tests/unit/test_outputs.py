@@ -11,9 +11,8 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError, TaskSpecError
-from harness.items import build_instances
 from harness.outputs import OUTPUT_TYPES, Oracle, output_type
-from harness.runner import prepare
+from harness.run.plan import plan_task
 from harness.spec.task import OutputSpec, type_tags
 from harness.strategies import STRATEGIES
 from harness.tasks.index import TaskIndex
@@ -64,8 +63,8 @@ def _mc_task(tmp_path: Path):  # type: ignore[no-untyped-def]
     index = TaskIndex.build(cfg.include_paths, providers=[])
     ref = index.resolve(["mine/mc"])[0]
     spec = index.spec(ref)
-    inst = build_instances(spec, ref.address, 0, ref.base_dir, None)
-    return spec, ref, inst, prepare(spec, ref.address, inst, cfg, FakeLM())
+    plan = plan_task(ref, spec, cfg, FakeLM())
+    return spec, ref, plan.inst, list(plan.prepared())
 
 
 def test_multiple_choice_gives_choices_gold_target_and_its_oracle(tmp_path: Path) -> None:

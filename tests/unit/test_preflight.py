@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness import evaluation
 from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
-from harness.progress import RunClock
+from harness.run import evaluate as evaluation
+from harness.run.evaluate import evaluate
+from harness.run.progress import RunClock
 from harness.testing import ScriptedLM
 from tests.helpers import run_harness, within
 

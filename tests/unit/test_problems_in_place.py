@@ -86,7 +86,7 @@ def test_a_problem_of_a_file_that_several_include_is_shown_once(
     refuses) likewise; so does eval's list of problems."""
     from harness.config import RunConfig
     from harness.errors import HarnessError
-    from harness.evaluation import evaluate
+    from harness.run.evaluate import evaluate
     from harness.testing import ScriptedLM
 
     folder = tmp_path / "mine"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import progress as progress_mod
 from harness.config import RunConfig
-from harness.evaluation import evaluate
-from harness.progress import PREFILL_WEIGHT, RunClock, duration, prompt_weight
 from harness.requests import GenerateRequest, GenerateResponse
+from harness.run import progress as progress_mod
+from harness.run.evaluate import evaluate
+from harness.run.progress import PREFILL_WEIGHT, RunClock, duration, prompt_weight
 from harness.tasks.index import TaskIndex
 from tests.fixtures.fake_model import FakeLM
 

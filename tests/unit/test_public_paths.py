@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.config import RunConfig
-from harness.evaluation import evaluate
 from harness.lm import ModelIdentity
-from harness.results import public_identity, public_path
+from harness.run.evaluate import evaluate
+from harness.run.results import public_identity, public_path
 from harness.testing import ScriptedLM
 
 

@@ -17,7 +17,7 @@ from harness.answers.extract import extract
 from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import TaskSpecError
-from harness.evaluation import evaluate
+from harness.run.evaluate import evaluate
 from harness.spec.task import ExtractSpec
 from tests.fixtures.fake_model import FakeLM
 from tests.helpers import within

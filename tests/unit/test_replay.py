@@ -12,9 +12,9 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
 from harness.lm import ModelIdentity, OnDone
 from harness.requests import GenerateRequest, GenerateResponse, LoglikelihoodRequest
+from harness.run.evaluate import evaluate
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
 

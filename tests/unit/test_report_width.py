@@ -21,8 +21,8 @@ from harness.gaps.builtin import Horizon, IdOodGap, Retention
 from harness.gaps.report import GapReport
 from harness.items import build_instances
 from harness.lm import ModelIdentity
-from harness.results import SCHEMA_VERSION, Environment, HarnessInfo, Results, TaskResult
-from harness.runner import conditions
+from harness.run.plan import conditions
+from harness.run.results import SCHEMA_VERSION, Environment, HarnessInfo, Results, TaskResult
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
 from harness.scoring.report import TemplateReport
 from harness.tasks.index import TaskIndex

@@ -13,9 +13,9 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
 from harness.leaderboard.inputs import load_results
-from harness.rescore import rescore
+from harness.run.evaluate import evaluate
+from harness.run.rescore import rescore
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
 

@@ -14,13 +14,13 @@ from typing import IO
 
 import pytest
 
-from harness import results as results_mod
 from harness.config import RunConfig
 from harness.errors import HarnessError, Interrupted
-from harness.evaluation import evaluate
 from harness.files import sha256_file
-from harness.results import SamplesFile, SampleWriter, read_samples
-from harness.rundir import LOCK_NAME, MANIFEST_NAME, OutputError, RunLock
+from harness.run import results as results_mod
+from harness.run.evaluate import evaluate
+from harness.run.results import SamplesFile, SampleWriter, read_samples
+from harness.run.rundir import LOCK_NAME, MANIFEST_NAME, OutputError, RunLock
 from harness.scoring.report import task_reports
 from harness.spec.buckets import build_buckets
 from harness.spec.task import TaskSpec

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.config import RunConfig
-from harness.evaluation import evaluate
-from harness.results import read_samples
+from harness.run.evaluate import evaluate
+from harness.run.results import read_samples
 from harness.scoring.report import task_reports
 from harness.spec.buckets import build_buckets
 from harness.spec.task import TaskSpec

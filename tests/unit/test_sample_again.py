@@ -21,8 +21,8 @@ from harness.answers.metrics import METRICS, metric
 from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import TRACEBACK_ENV, HarnessError
-from harness.evaluation import evaluate
 from harness.generators.registry import GENERATORS, generator
+from harness.run.evaluate import evaluate
 from harness.seeding import derive_seed
 from harness.testing import ScriptedLM
 from tests.helpers import forget

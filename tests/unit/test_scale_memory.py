@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from harness.config import RunConfig
-from harness.evaluation import evaluate
 from harness.items import GeneratedItems, build_instances
 from harness.lm import LM, ModelIdentity, OnDone
 from harness.requests import GenerateRequest, GenerateResponse
-from harness.results import SLIM, SamplesFile, SampleWriter, read_samples
+from harness.run.evaluate import evaluate
+from harness.run.results import SLIM, SamplesFile, SampleWriter, read_samples
 from harness.scoring import stats
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns, task_reports

@@ -11,11 +11,11 @@ import pytest
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
 from harness.generators.scan import interpret, render_actions, subcommands
 from harness.items import Instance
 from harness.lm import LM
-from harness.results import read_samples
+from harness.run.evaluate import evaluate
+from harness.run.results import read_samples
 from harness.scoring.prepared import Prepared
 from harness.scoring.records import SampleRecord
 from harness.spec.task import TaskSpec

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.config import RunConfig
-from harness.evaluation import evaluate
 from harness.lm import OnDone
 from harness.requests import GenerateRequest, GenerateResponse
+from harness.run.evaluate import evaluate
 from harness.testing import ScriptedLM
 
 

@@ -13,11 +13,11 @@ import pytest
 
 from harness.cli.run_tables import gap_lines
 from harness.config import RunConfig
-from harness.evaluation import evaluate
 from harness.leaderboard.build import build
 from harness.leaderboard.paired import compare_runs
 from harness.leaderboard.plots import task_file_stem
-from harness.results import Results
+from harness.run.evaluate import evaluate
+from harness.run.results import Results
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
 

@@ -13,9 +13,9 @@ from scipy.stats import binom
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.evaluation import evaluate
-from harness.precision_rounds import FIRST_ROUND, reach, run_rounds, widest
-from harness.results import Results
+from harness.run.evaluate import evaluate
+from harness.run.results import Results
+from harness.run.rounds import FIRST_ROUND, reach, run_rounds, widest
 from harness.scoring.stats import wilson_interval
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
-from harness.results import Results
-from harness.rundir import owner, run_identity
+from harness.run.results import Results
+from harness.run.rundir import owner, run_identity
 
 DEFAULT_CAP = 1000  # items per bucket at most when --limit-per-bucket is not given
 FIRST_ROUND = 10  # items per bucket in the first round

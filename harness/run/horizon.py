@@ -22,9 +22,9 @@ from harness.answers.metrics import checked_metric
 from harness.config import RunConfig
 from harness.errors import HarnessError, ItemError
 from harness.gaps.shift import MATCHED
-from harness.items import GeneratedItems, Instance, items_address
 from harness.lm import LM
-from harness.results import HorizonResult, SamplesFile
+from harness.run.plan import Condition, RunPlan
+from harness.run.results import HorizonResult, SamplesFile
 from harness.scoring.baselines import AnswerKey, constant_baseline
 from harness.scoring.horizon import (
     Estimate,
@@ -34,48 +34,16 @@ from harness.scoring.horizon import (
     run_search,
 )
 from harness.scoring.prepared import Prepared
-from harness.spec.buckets import Bucket, format_value
+from harness.spec.buckets import Bucket
 from harness.spec.horizon import HorizonSpec
-from harness.spec.sources import GeneratorSource
-from harness.spec.task import FewShotCondition, TaskSpec, TemplateSpec
+from harness.spec.task import TaskSpec, TemplateSpec
 
-STREAM = "horizon"  # the search's item stream (never the fixed run's "eval")
 BASELINE_ITEMS = 50  # items at the top of the range the item baseline is computed on
-
-# (spec, task, template, condition, item, exemplar pool) → the prepared item
-Prepare = Callable[[TaskSpec, str, TemplateSpec, FewShotCondition, Instance, Sequence[Instance]],
-                   Prepared]
 
 
 def horizon_path(output_dir: Path, task: str) -> Path:
     """``samples/<task>.horizon.jsonl``."""
     return output_dir / "samples" / f"{task}.horizon.jsonl"
-
-
-class _Items:
-    """The search's items of one task: per difficulty, a per-value bucket of its own stream."""
-
-    def __init__(self, spec: TaskSpec, task: str, cfg: RunConfig, model: LM,
-                 edge: float) -> None:
-        assert isinstance(spec.source, GeneratorSource)
-        self.spec, self.task, self.cfg, self.model, self.edge = spec, task, cfg, model, edge
-        self.src = spec.source
-        self.used: dict[int, int] = defaultdict(int)  # difficulty → items drawn so far
-
-    def bucket(self, d: int) -> Bucket:
-        return Bucket(index=d, label=format_value(d), lo=d, hi=d, closed=True,
-                      role="ID" if d <= self.edge else "OOD")
-
-    def make(self, d: int, n: int, stream: str = STREAM) -> list[Instance]:
-        """The next ``n`` items at ``d`` (``stream``: another stream, e.g. the exemplar pool,
-        starts at item 0)."""
-        start = self.used[d] if stream == STREAM else 0
-        gen = GeneratedItems(self.spec, self.task, self.src, [self.bucket(d)], self.cfg.seed,
-                             start + n, stream, self.model.count_tokens,
-                             items_address(self.spec, self.task))
-        if stream == STREAM:
-            self.used[d] = start + n
-        return list(gen[start:start + n])
 
 
 def _answer_budget(spec: TaskSpec, h: HorizonSpec) -> int | None:
@@ -95,20 +63,19 @@ def search_spec(spec: TaskSpec) -> TaskSpec:
         update={"max_tokens": budget})})
 
 
-def usable_range(spec: TaskSpec, items: _Items, probe: Callable[[Instance], Prepared]
-                 ) -> tuple[int, str]:
+def usable_range(plan: RunPlan, model: LM, budget: int | None) -> tuple[int, str]:
     """The largest difficulty the search may try, and what sets it (spec, generator, context,
     output): candidates are probed from the top down, one item each."""
-    assert spec.horizon is not None
-    h, model = spec.horizon, items.model
-    ctx, budget = model.context_length(), _answer_budget(spec, h)
+    h = plan.spec.horizon
+    assert h is not None
+    ctx, tpl0, base = model.context_length(), plan.templates[0], plan.base
     for d in reversed(candidate_difficulties(h.min, h.max)):
         try:
-            item = items.make(d, 1, stream="probe")[0]
+            item = plan.at(d, 1, stream="probe")[0]
         except (ItemError, HarnessError):
             reason = "generator"
             continue
-        p = probe(item)
+        p = plan.prepare(tpl0, base, item)
         answer = budget or 0
         if budget is not None and p.target:
             need = model.count_tokens(p.target)
@@ -121,7 +88,7 @@ def usable_range(spec: TaskSpec, items: _Items, probe: Callable[[Instance], Prep
                 reason = "context"
                 continue
         return d, ("spec" if d == h.max else reason)
-    raise HarnessError(f"{items.task}: horizon: no difficulty from {h.min} to {h.max} fits "
+    raise HarnessError(f"{plan.task}: horizon: no difficulty from {h.min} to {h.max} fits "
                        f"(the generator's budget, the model's context or the answer budget)")
 
 
@@ -161,29 +128,25 @@ def fixed_curve(fixed: SamplesFile, template: str, condition: str,
             for b in buckets if b.index in sums and sums[b.index][1]]
 
 
-def search_task(spec: TaskSpec, task: str, model: LM, cfg: RunConfig, fixed: SamplesFile,
-                buckets: Sequence[Bucket], pool: Sequence[Instance],
-                templates: Sequence[TemplateSpec], conditions: Sequence[FewShotCondition],
-                answer: Callable[[TaskSpec, list[Prepared]], list[float]],
-                prepare: Prepare) -> list[HorizonResult]:
-    """Every (template, condition) search of ``task``; ``answer`` scores prepared items (the
-    run's strategy and model) and writes their records."""
+def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
+                answer: Callable[[TaskSpec, list[Prepared]], list[float]]
+                ) -> list[HorizonResult]:
+    """Every (template, condition) search of the plan's task; ``answer`` scores prepared items
+    (the run's strategy and model) and writes their records."""
+    spec = plan.spec
     h = spec.horizon
     assert h is not None
     answered = search_spec(spec)
-    edge = max((b.top for b in buckets if b.role == "ID"), default=0.0)
-    items = _Items(spec, task, cfg, model, edge)
-    tpl0, base_cond = templates[0], FewShotCondition(id="")
-    hi, end = usable_range(answered, items, lambda it: prepare(answered, task, tpl0, base_cond,
-                                                                it, pool))
-    top_items = items.make(hi, BASELINE_ITEMS, stream="baseline")
-    baseline = _baseline(spec, [prepare(answered, task, tpl0, base_cond, it, pool)
-                                for it in top_items])
+    hi, end = usable_range(plan, model, _answer_budget(spec, h))
+    tpl0, base = plan.templates[0], plan.base
+    baseline = _baseline(spec, [plan.prepare(tpl0, base, it)
+                                for it in plan.at(hi, BASELINE_ITEMS, stream="baseline")])
     budget = cfg.horizon_items or h.items
+    used: dict[int, int] = defaultdict(int)  # difficulty → search items drawn so far (task-wide)
     out = []
-    for tpl in templates:
+    for tpl in plan.templates:
         id_answers = _id_answers(fixed, tpl.id)
-        for cond in conditions:
+        for cond in plan.conditions:
             if cond.id == MATCHED and not any(r.condition == MATCHED for r in fixed):
                 continue  # the control did not run (no measurable gap to split)
             search = HorizonSearch(h.min, hi, baseline)
@@ -191,24 +154,27 @@ def search_task(spec: TaskSpec, task: str, model: LM, cfg: RunConfig, fixed: Sam
                 search.add(d, c, n)
             id_items, before = search.items, dict(search.tried)
 
-            def ask(plan: list[tuple[int, int]], tpl: TemplateSpec = tpl,
-                    cond: FewShotCondition = cond) -> list[tuple[int, float, int]]:
+            def ask(rounds: list[tuple[int, int]], tpl: TemplateSpec = tpl,
+                    cond: Condition = cond
+                    ) -> list[tuple[int, float, int]]:
                 batch: list[Prepared] = []
-                for d, n in plan:
-                    own = items.make(d, spec.fewshot.pool_size, "fewshot") if cond.matched else []
-                    batch += [prepare(answered, task, tpl, cond, it, [*pool, *own])
-                              for it in items.make(d, n)]
+                for d, n in rounds:
+                    own = (plan.at(d, spec.fewshot.pool_size, "fewshot")
+                           if cond.spec.matched else [])
+                    batch += [plan.prepare(tpl, cond, it, [*plan.pool, *own])
+                              for it in plan.at(d, n, start=used[d])]
+                    used[d] += n
                 scores = answer(answered, batch)
                 per: dict[int, list[float]] = defaultdict(list)
                 for p, s in zip(batch, scores, strict=True):
                     per[int(p.item.difficulty)].append(s)
-                return [(d, math.fsum(per[d]), len(per[d])) for d, _ in plan]
+                return [(d, math.fsum(per[d]), len(per[d])) for d, _ in rounds]
 
             est = run_search(search, ask, budget, h.round_items, math.log(h.precision))
-            curve = fixed_curve(fixed, tpl.id, cond.id, buckets)
+            curve = fixed_curve(fixed, tpl.id, cond.id, plan.buckets)
             points = [(d, c - before.get(d, (0.0, 0))[0], n - before.get(d, (0.0, 0))[1])
                       for d, (c, n) in sorted(search.tried.items())]
-            out.append(_result(est, tpl.id, cond.id, edge, end, id_items, points, curve, h))
+            out.append(_result(est, tpl.id, cond.id, plan.edge, end, id_items, points, curve, h))
     return out
 
 

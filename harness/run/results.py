@@ -24,7 +24,7 @@ from harness.files import sha256_file, write_atomic
 from harness.gaps.shift import ShiftSplit
 from harness.lm import ModelIdentity
 from harness.plugins import loaded_distributions
-from harness.rundir import OutputError, open_new
+from harness.run.rundir import OutputError, open_new
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import TemplateReport
 from harness.spec.task import TaskSpec
@@ -244,7 +244,7 @@ def samples_path(output_dir: Path, task: str) -> Path:
 class SampleWriter:
     """Writes sample records to a new JSONL file as they are scored (flushed per record), and
     the sha256 of its bytes. The file is created afresh without following symbolic links
-    (see ``harness.rundir.open_new``; ``root``: the output folder, default the file's own);
+    (see ``harness.run.rundir.open_new``; ``root``: the output folder, default the file's own);
     failing writes raise ``OutputError`` naming the file."""
 
     def __init__(self, path: Path, root: Path | None = None) -> None:

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from harness.analyses.registry import run_analyses
 from harness.errors import HarnessError, first_problem
-from harness.results import SCHEMA_VERSION, Results, write_results
+from harness.run.results import SCHEMA_VERSION, Results, write_results
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import record_splits, task_reports
 from harness.spec.buckets import Bucket

@@ -3,8 +3,8 @@
 A task whose generator, source, template, metric or analysis raises is reported as failed (one
 line naming the task, the plugin whose code raised and the exception) while the run's other
 tasks go on. Failures of the model itself (``ModelFault``) and of the output folder
-(``harness.rundir.OutputError``) still end the run: every task would fail the same way. Which
-plugins a run used is ``harness.plugin_use``.
+(``harness.run.rundir.OutputError``) still end the run: every task would fail the same way. Which
+plugins a run used is ``harness.run.plugin_use``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
-from harness.results import TaskFailure
+from harness.run.results import TaskFailure
 from harness.tasks.refs import TaskRef
 
 R = TypeVar("R")

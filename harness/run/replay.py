@@ -39,7 +39,7 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
-from harness.rescore import task_records
+from harness.run.rescore import task_records
 from harness.spec.task import GenerateOutput, MultipleChoiceOutput, TaskSpec
 
 UNKNOWN_TOKENS = -1  # token counts of a replayed answer: not in the samples files

@@ -128,19 +128,15 @@ class RichReporter:
 
 
 def task_prompts(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM) -> int | None:
-    """The prompts the run sends for one task (templates × conditions × items), counted as the
-    runner counts them, without generating items; None when the task's items cannot be read
-    (the task's own run reports why)."""
-    from harness.items import build_instances, labels
-    from harness.runner import pick_templates, run_conditions
+    """The prompts the run sends for one task (templates × conditions × items), counted from
+    its plan as the runner counts them, without generating items; None when the task's items
+    cannot be read (the task's own run reports why)."""
+    from harness.run.plan import plan_task
 
     try:
-        inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
-                               model.count_tokens, cfg.matched_control)
-        n_tpl = len(pick_templates(spec, cfg.templates, ref.address))
+        return plan_task(ref, spec, cfg, model).prompts()
     except Exception:
         return None
-    return n_tpl * sum(inst.count(labels(c.evaluate)) for c in run_conditions(spec, inst, cfg))
 
 
 def duration(seconds: float) -> str:

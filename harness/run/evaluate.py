@@ -1,9 +1,9 @@
 """The whole run: resolve tasks → claim the output folder → load the model → run each task →
 write results.json.
 
-The output folder belongs to one run at a time (``harness.rundir``): it is claimed, and checked
+The output folder belongs to one run at a time (``harness.run.rundir``): it is claimed, and checked
 writable, before the model loads. A task that raises is recorded as failed and the others go
-on (``harness.isolation``). results.json is written atomically, only once every task is done;
+on (``harness.run.isolation``). results.json is written atomically, only once every task is done;
 an interrupted run (``Interrupted``) leaves its finished samples and no results.json, and its
 rerun resumes from the response cache.
 """
@@ -20,15 +20,17 @@ from dataclasses import dataclass, field
 from harness.cache_paths import responses_dir
 from harness.config import RunConfig
 from harness.errors import HarnessError, Interrupted, print_stack
-from harness.isolation import GuardedLM, ModelFault, failure, failure_line
 from harness.lm import LM
 from harness.models.answer_bounds import BoundedLM
 from harness.models.cache import CachedLM, CacheStats, ResponseCache
-from harness.plugin_use import used_plugins
 from harness.plugins import one_line
-from harness.progress import ProgressLM, Reporter, RunClock
-from harness.replay import ReplayLM, ReplayTable
-from harness.results import (
+from harness.run.execute import run_task
+from harness.run.isolation import GuardedLM, ModelFault, failure, failure_line
+from harness.run.plan import check_run
+from harness.run.plugin_use import used_plugins
+from harness.run.progress import ProgressLM, Reporter, RunClock
+from harness.run.replay import ReplayLM, ReplayTable
+from harness.run.results import (
     SCHEMA_VERSION,
     CacheReport,
     ReplayReport,
@@ -43,8 +45,7 @@ from harness.results import (
     spec_hash,
     write_results,
 )
-from harness.rundir import OutputError, abandon, claim, finish
-from harness.runner import check_run, run_task
+from harness.run.rundir import OutputError, abandon, claim, finish
 from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
 from harness.tasks.origins import merge_includers

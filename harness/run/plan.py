@@ -1,0 +1,235 @@
+"""A task's run plan: what every stage of one task's run asks of its items, built once.
+
+``plan_task`` makes the items (``items.build_instances``) and settles, from the task file and the
+run's options, the templates, the few-shot conditions with the bucket labels each evaluates and
+draws exemplars from, the items' id ranks and the prompt count. The stages after it (the
+runner, the progress count, the horizon search) take the plan and pass it on; none goes back to
+``items.py`` for buckets, labels, pools or conditions. The plan also renders prompts
+(``prepare``) and makes the horizon search's items at one difficulty (``at``), with the same
+seeds, pools and exemplar rules as the fixed buckets.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import product
+
+from harness.config import RunConfig
+from harness.errors import HarnessError, did_you_mean
+from harness.gaps.shift import MATCHED
+from harness.generators.registry import CountTokens
+from harness.items import (
+    GeneratedItems,
+    Instance,
+    InstanceSet,
+    build_instances,
+    items_address,
+    labels,
+    select_fewshot,
+)
+from harness.lm import LM
+from harness.outputs import output_type
+from harness.outputs.prompts import build_prompt, build_turns, target_text
+from harness.scoring.prepared import Prepared
+from harness.spec.buckets import Bucket, format_value
+from harness.spec.chat import ChatTurn
+from harness.spec.sources import GeneratorSource
+from harness.spec.task import FewShotCondition, TaskSpec, TemplateSpec
+from harness.tasks.index import TaskRef
+
+HORIZON_STREAM = "horizon"  # the horizon search's item stream (never the fixed run's "eval")
+
+
+def pick_templates(spec: TaskSpec, wanted: Sequence[str] | None, task: str
+                   ) -> list[TemplateSpec]:
+    """The templates a run uses: the task's first by default, ``all``, or the named ones."""
+    if not wanted:
+        return list(spec.templates) if spec.default_templates == "all" else [spec.templates[0]]
+    if list(wanted) == ["all"]:
+        return list(spec.templates)
+    by_id = {t.id: t for t in spec.templates}
+    missing = [w for w in wanted if w not in by_id]
+    if len(missing) == len(wanted):
+        raise HarnessError(
+            f"--templates: task {task} has no template {missing[0]!r}"
+            + did_you_mean(missing[0], by_id) + f" (templates: {', '.join(by_id)})"
+        )
+    return [by_id[w] for w in wanted if w in by_id]
+
+
+def conditions(spec: TaskSpec, buckets: Sequence[Bucket] = (), matched_control: bool = False,
+               num_fewshot: int | None = None) -> list[FewShotCondition]:
+    """The task's few-shot conditions; one unnamed condition when it declares none, followed by
+    the matched-exemplar control (``gaps/shift``) on the OOD ``buckets`` when it is asked for
+    (``matched_control``, or the task file's ``fewshot.matched_control``) and the task has
+    exemplars (``num_fewshot``: the run's override of ``fewshot.k``). A task that declares
+    conditions keeps its own design."""
+    if spec.fewshot.conditions:
+        return list(spec.fewshot.conditions)
+    out = [FewShotCondition(id="")]
+    k = spec.fewshot.k if num_fewshot is None else num_fewshot
+    oods: list[str | float] = [b.label for b in buckets if b.role == "OOD"]
+    if (matched_control or spec.fewshot.matched_control) and k > 0 and oods:
+        out.append(FewShotCondition(id=MATCHED, matched=True, evaluate=oods))
+    return out
+
+
+def check_run(cfg: RunConfig, specs: Sequence[tuple[TaskRef, TaskSpec]]) -> None:
+    """The run's arguments against every task, before any model loads: ``--strategy`` (known,
+    and able to run the task's output type), ``--templates`` (each task has one of them) and
+    ``--num-fewshot`` (a generator's exemplar pool holds that many); a ``HarnessError`` naming
+    the argument otherwise."""
+    from harness.strategies.registry import check_strategy
+    from harness.tasks.item_checks import check_pool
+
+    strategy = check_strategy(cfg.strategy)
+    check = getattr(strategy, "check", None)
+    for ref, spec in specs:
+        pick_templates(spec, cfg.templates, ref.address)
+        if callable(check):
+            check(spec, ref.address)
+        if cfg.num_fewshot is not None:
+            fewshot = spec.fewshot.model_copy(update={"k": cfg.num_fewshot})
+            try:
+                check_pool(spec.model_copy(update={"fewshot": fewshot}), ref.address)
+            except HarnessError as e:
+                raise HarnessError(f"--num-fewshot {cfg.num_fewshot}: {e}") from None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A few-shot condition as the run applies it."""
+
+    spec: FewShotCondition  # the condition as declared (or the matched control)
+    evaluated: frozenset[str] | None  # bucket labels it asks (None: every bucket)
+    pool: frozenset[str] | None  # bucket labels its exemplars come from (None: the ID buckets)
+    k: int  # exemplars per prompt, the run's --num-fewshot applied
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+def _frozen(values: Sequence[str | float] | None) -> frozenset[str] | None:
+    found = labels(values)
+    return None if found is None else frozenset(found)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One task of one run: its items and everything the run's stages ask of them."""
+
+    task: str  # the task's address
+    spec: TaskSpec  # the task file
+    seed: int  # the run seed
+    items_of: str  # whose items and exemplar draws (``items_from``, or the task itself)
+    inst: InstanceSet  # items, buckets, exemplar pool, dropped records
+    templates: tuple[TemplateSpec, ...]  # the templates the run uses
+    conditions: tuple[Condition, ...]  # the few-shot conditions, matched control last
+    base: Condition  # the unnamed ID-exemplar condition (what probes and baselines are asked in)
+    shared: bool  # every item gets the same exemplars (``fewshot.shared``)
+    chat: Callable[[list[ChatTurn]], str] | None  # chat template, when the run applies one
+    count_tokens: CountTokens | None  # the model's token counter (lengths in model tokens)
+
+    @cached_property
+    def ranks(self) -> array[int]:
+        """Per item position, its rank by id within its bucket (what the aggregates sort by)."""
+        return self.inst.id_ranks()
+
+    @property
+    def buckets(self) -> list[Bucket]:
+        return self.inst.buckets
+
+    @property
+    def pool(self) -> list[Instance]:
+        return self.inst.pool
+
+    @property
+    def edge(self) -> float:
+        """The largest ID difficulty (0 without ID buckets)."""
+        return max((b.top for b in self.buckets if b.role == "ID"), default=0.0)
+
+    def condition(self, cid: str) -> Condition:
+        return next(c for c in self.conditions if c.id == cid)
+
+    def prompts(self) -> int:
+        """Prompts the run sends (templates × conditions × items), without making items."""
+        return len(self.templates) * sum(self.inst.count(c.evaluated)
+                                         for c in self.conditions)
+
+    def prepared(self) -> Iterator[Prepared]:
+        """Every (template, condition, item) triple with its exact prompt and target, template
+        by template and condition by condition (the runner streams them in chunks)."""
+        for tpl, cond in product(self.templates, self.conditions):
+            for pos, item in enumerate(self.inst.items):
+                if cond.evaluated is None or item.bucket.label in cond.evaluated:
+                    yield self.prepare(tpl, cond, item, position=pos)
+
+    def prepare(self, tpl: TemplateSpec, cond: Condition, item: Instance,
+                pool: Sequence[Instance] | None = None, position: int = 0) -> Prepared:
+        """One item under one template and condition, its exemplars from ``pool`` (the plan's
+        own pool by default)."""
+        spec = self.spec
+        allowed = {item.bucket.label} if cond.spec.matched else (
+            None if cond.pool is None else set(cond.pool))
+        shots = select_fewshot(item, self.pool if pool is None else pool, cond.k, self.seed,
+                               self.items_of, allowed, cond.id, self.shared)
+        if self.chat is not None:
+            prompt = self.chat(build_turns(spec, tpl, item, shots))
+        else:
+            prompt = build_prompt(spec, tpl, item, shots)
+        out = output_type(spec)
+        return Prepared(
+            task=self.task, item=item, template=tpl.id, condition=cond.id,
+            fewshot_ids=[s.id for s in shots],
+            meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
+            prompt=prompt, choices=out.choices(spec, item),
+            target=target_text(spec, tpl, item), gold=out.gold(spec, item), position=position,
+        )
+
+    def bucket_at(self, d: int) -> Bucket:
+        """A bucket of the one difficulty ``d`` (its role from the ID edge)."""
+        return Bucket(index=d, label=format_value(d), lo=d, hi=d, closed=True,
+                      role="ID" if d <= self.edge else "OOD")
+
+    def at(self, d: int, n: int, stream: str = HORIZON_STREAM, start: int = 0
+           ) -> list[Instance]:
+        """Items ``start`` to ``start + n`` of difficulty ``d`` from the generator's ``stream``
+        (the horizon search's own, its exemplar pool's, a probe's)."""
+        src = self.spec.source
+        if not isinstance(src, GeneratorSource):
+            raise HarnessError(f"{self.task}: items at one difficulty need a generator source")
+        gen = GeneratedItems(self.spec, self.task, src, [self.bucket_at(d)], self.seed,
+                             start + n, stream, self.count_tokens, self.items_of)
+        return list(gen[start:start + n])
+
+
+def plan_task(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM | None = None,
+              limit: int | None | bool = True) -> RunPlan:
+    """The plan of ``ref``'s run under ``cfg`` (``model``: its token counter and chat template;
+    ``limit``: the run's ``--limit-per-bucket`` unless another is given)."""
+    count = model.count_tokens if model is not None else None
+    per_bucket = cfg.limit_per_bucket if limit is True else (limit or None)
+    inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, per_bucket, count,
+                           cfg.matched_control)
+    return RunPlan(
+        task=ref.address, spec=spec, seed=cfg.seed, items_of=items_address(spec, ref.address),
+        inst=inst, templates=tuple(pick_templates(spec, cfg.templates, ref.address)),
+        conditions=tuple(_condition(spec, c, cfg.num_fewshot) for c in conditions(
+            spec, inst.buckets, cfg.matched_control, cfg.num_fewshot)),
+        base=_condition(spec, FewShotCondition(id=""), cfg.num_fewshot),
+        shared=spec.fewshot.shared if cfg.fewshot_shared is None else cfg.fewshot_shared,
+        chat=model.apply_chat_template if model is not None and cfg.apply_chat_template
+        else None,
+        count_tokens=count,
+    )
+
+
+def _condition(spec: TaskSpec, cond: FewShotCondition, num_fewshot: int | None) -> Condition:
+    k = cond.k if cond.k is not None else spec.fewshot.k
+    k = k if num_fewshot is None or cond.k is not None else num_fewshot
+    return Condition(cond, _frozen(cond.evaluate), _frozen(cond.pool), k)
+
