@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import jinja2
 
 from harness.errors import HarnessError
 from harness.items import Instance
 from harness.outputs import output_type
+from harness.scoring.prepared import Prepared
 from harness.spec.chat import ChatTurn
 from harness.spec.task import TaskSpec, TemplateSpec
 from harness.templates import TemplateRenderError, one_line, render
@@ -69,3 +70,23 @@ def build_prompt(
         for ex in exemplars
     ]
     return fs.separator.join([*shots, _render(spec, template, "prompt", item)])
+
+
+def prepare_item(spec: TaskSpec, task: str, tpl: TemplateSpec, condition: str, item: Instance,
+                 shots: Sequence[Instance], chat: Callable[[list[ChatTurn]], str] | None = None,
+                 position: int = 0) -> Prepared:
+    """One item under one template with its exemplars ``shots``: the exact prompt (rendered
+    through the model's chat template ``chat`` when the run applies one), choices, target and
+    gold."""
+    if chat is not None:
+        prompt = chat(build_turns(spec, tpl, item, shots))
+    else:
+        prompt = build_prompt(spec, tpl, item, shots)
+    out = output_type(spec)
+    return Prepared(
+        task=task, item=item, template=tpl.id, condition=condition,
+        fewshot_ids=[s.id for s in shots],
+        meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
+        prompt=prompt, choices=out.choices(spec, item),
+        target=target_text(spec, tpl, item), gold=out.gold(spec, item), position=position,
+    )

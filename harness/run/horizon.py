@@ -138,9 +138,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
     assert h is not None
     answered = search_spec(spec)
     hi, end = usable_range(plan, model, _answer_budget(spec, h))
-    tpl0, base = plan.templates[0], plan.base
-    baseline = _baseline(spec, [plan.prepare(tpl0, base, it)
-                                for it in plan.at(hi, BASELINE_ITEMS, stream="baseline")])
+    baseline = _baseline(spec, plan.prepared_at(hi, BASELINE_ITEMS, stream="baseline"))
     budget = cfg.horizon_items or h.items
     used: dict[int, int] = defaultdict(int)  # difficulty → search items drawn so far (task-wide)
     out = []
@@ -159,10 +157,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
                     ) -> list[tuple[int, float, int]]:
                 batch: list[Prepared] = []
                 for d, n in rounds:
-                    own = (plan.at(d, spec.fewshot.pool_size, "fewshot")
-                           if cond.spec.matched else [])
-                    batch += [plan.prepare(tpl, cond, it, [*plan.pool, *own])
-                              for it in plan.at(d, n, start=used[d])]
+                    batch += plan.prepared_at(d, n, tpl, cond, start=used[d])
                     used[d] += n
                 scores = answer(answered, batch)
                 per: dict[int, list[float]] = defaultdict(list)

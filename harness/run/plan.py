@@ -31,8 +31,7 @@ from harness.items import (
     select_fewshot,
 )
 from harness.lm import LM
-from harness.outputs import output_type
-from harness.outputs.prompts import build_prompt, build_turns, target_text
+from harness.outputs.prompts import prepare_item
 from harness.scoring.prepared import Prepared
 from harness.spec.buckets import Bucket, format_value
 from harness.spec.chat import ChatTurn
@@ -172,23 +171,11 @@ class RunPlan:
                 pool: Sequence[Instance] | None = None, position: int = 0) -> Prepared:
         """One item under one template and condition, its exemplars from ``pool`` (the plan's
         own pool by default)."""
-        spec = self.spec
         allowed = {item.bucket.label} if cond.spec.matched else (
             None if cond.pool is None else set(cond.pool))
         shots = select_fewshot(item, self.pool if pool is None else pool, cond.k, self.seed,
                                self.items_of, allowed, cond.id, self.shared)
-        if self.chat is not None:
-            prompt = self.chat(build_turns(spec, tpl, item, shots))
-        else:
-            prompt = build_prompt(spec, tpl, item, shots)
-        out = output_type(spec)
-        return Prepared(
-            task=self.task, item=item, template=tpl.id, condition=cond.id,
-            fewshot_ids=[s.id for s in shots],
-            meta={f: item.record[f] for f in spec.fields.meta if f in item.record},
-            prompt=prompt, choices=out.choices(spec, item),
-            target=target_text(spec, tpl, item), gold=out.gold(spec, item), position=position,
-        )
+        return prepare_item(self.spec, self.task, tpl, cond.id, item, shots, self.chat, position)
 
     def bucket_at(self, d: int) -> Bucket:
         """A bucket of the one difficulty ``d`` (its role from the ID edge)."""
@@ -205,6 +192,17 @@ class RunPlan:
         gen = GeneratedItems(self.spec, self.task, src, [self.bucket_at(d)], self.seed,
                              start + n, stream, self.count_tokens, self.items_of)
         return list(gen[start:start + n])
+
+    def prepared_at(self, d: int, n: int, tpl: TemplateSpec | None = None,
+                    cond: Condition | None = None, stream: str = HORIZON_STREAM, start: int = 0
+                    ) -> list[Prepared]:
+        """``at``'s items, prepared under ``tpl`` and ``cond`` (default: the first template, the
+        unnamed condition); a matched condition's exemplars come from ``d``'s own exemplar
+        stream."""
+        tpl, cond = tpl or self.templates[0], cond or self.base
+        own = self.at(d, self.spec.fewshot.pool_size, "fewshot") if cond.spec.matched else []
+        pool = [*self.pool, *own]
+        return [self.prepare(tpl, cond, it, pool) for it in self.at(d, n, stream, start)]
 
 
 def plan_task(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM | None = None,
