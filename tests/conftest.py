@@ -14,6 +14,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "test files whose every test is integration (tests/markers.py).")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``$GENHARNESS_TEST_TIMES``: write each test's time for ``scripts/ci_times.py``."""
+    from tests.timings import register
+
+    register(config)
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """``--quick``: test files that start processes or build torch models are not imported."""
     if (config.getoption("--quick") and collection_path.suffix == ".py"

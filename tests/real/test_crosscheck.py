@@ -73,7 +73,7 @@ def test_hf_vllm_openai_agree(
     require_vllm_env()
     hf = run("hf:smollm2-135m", tmp_path / "hf")
     assert any(s["score"] for s in hf[GEN])  # a pipeline that works at all
-    out, proc = shared_vllm_eval(tmp_path_factory.getbasetemp())
+    out, proc = shared_vllm_eval(tmp_path_factory)
     assert proc.returncode == 0, proc.stderr[-3000:]
     same(hf, samples(out), "vllm")
 

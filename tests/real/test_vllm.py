@@ -34,7 +34,7 @@ def test_eval_generation_and_multiple_choice(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, shared_data: Path
 ) -> None:
     bin_dir = require_vllm_env()
-    out, r = shared_vllm_eval(tmp_path_factory.getbasetemp())
+    out, r = shared_vllm_eval(tmp_path_factory)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "Traceback" not in r.stderr
     assert "lengthgen/addition" in r.stdout and "ID−OOD gap" in r.stdout

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_runs import shared_run
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-vllm"
 BUILD = "bash scripts/setup_vllm.sh"
@@ -86,17 +88,16 @@ def vllm_server(model_dir: str, name: str, log: Path, timeout_s: float = 300) ->
 EVAL_ARGS = ["--tasks", "lengthgen/addition,instructdiv/first_alphabetically",
              "--templates", "equation,official1", "--limit-per-bucket", "2", "--seed", "0",
              "--no-cache"]
-_SHARED: dict[str, tuple[Path, subprocess.CompletedProcess[str]]] = {}
 
 
-def shared_vllm_eval(tmp_root: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """Run (once per test session) ``harness eval --model vllm:smollm2-135m`` on EVAL_ARGS;
-    return its output folder and the finished process. Needs GENHARNESS_DATA (shared_data)."""
-    if "run" not in _SHARED:
-        out = tmp_root / "vllm-eval"
-        cmd = [str(require_vllm_env() / "harness"), "eval", "--model", "vllm:smollm2-135m",
-               "--model-args", MODEL_ARGS, *EVAL_ARGS, "--output-dir", str(out)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=vllm_env(),
-                              cwd=ROOT)
-        _SHARED["run"] = (out, proc)
-    return _SHARED["run"]
+def shared_vllm_eval(tmp_path_factory: pytest.TempPathFactory
+                     ) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """Run (once per test session, whichever pytest-xdist worker asks first) ``harness eval
+    --model vllm:smollm2-135m`` on EVAL_ARGS; return its output folder and the finished process.
+    Needs GENHARNESS_DATA (shared_data)."""
+    bin_dir = require_vllm_env()
+    return shared_run(
+        tmp_path_factory, "vllm-eval",
+        lambda out: [str(bin_dir / "harness"), "eval", "--model", "vllm:smollm2-135m",
+                     "--model-args", MODEL_ARGS, *EVAL_ARGS, "--output-dir", str(out)],
+        timeout=900, env=vllm_env(), cwd=ROOT)
