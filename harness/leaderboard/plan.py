@@ -21,6 +21,7 @@ import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.leaderboard.scores import items_for, worst_half_width
 
@@ -94,23 +95,22 @@ def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
                min_per_bucket: int = MIN_PER_BUCKET) -> list[TaskPlan]:
     """Plans for tasks or suites (resolved as ``harness eval --tasks`` does), items counted from
     the task files without generating any (data-backed tasks read ``GENHARNESS_DATA``)."""
-    from harness.items import build_instances, labels
-    from harness.run.plan import conditions, pick_templates
+    from harness.config import RunConfig
+    from harness.run.plan import plan_task
     from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build([])
+    cfg = RunConfig(model="plan", tasks=list(names), seed=seed, output_dir=Path("plan"))
+    board = cfg.model_copy(update={"matched_control": True})  # as the board runs it
     out = []
     for ref in index.resolve(list(names)):
         spec = index.spec(ref)
-        inst = build_instances(spec, ref.address, seed, ref.base_dir)
-        evaluated = evaluated_buckets(c.evaluate for c in conditions(spec))
-        counts = [(b.role, inst.count({b.label})) for b in inst.buckets
+        full = plan_task(ref, spec, cfg)
+        evaluated = evaluated_buckets(c.spec.evaluate for c in full.conditions)
+        counts = [(b.role, full.inst.count({b.label})) for b in full.buckets
                   if evaluated is None or b.label in evaluated]
         plan = plan_counts(ref.address, counts, target, min_per_bucket)
-        run = build_instances(spec, ref.address, seed, ref.base_dir, plan.limit)
-        prompts = len(pick_templates(spec, None, ref.address)) * sum(  # as the board runs it
-            run.count(labels(c.evaluate))
-            for c in conditions(spec, run.buckets, matched_control=True))
+        prompts = plan_task(ref, spec, board, limit=plan.limit).prompts()
         out.append(dataclasses.replace(plan, prompts=prompts))
     return out
 
