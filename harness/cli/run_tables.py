@@ -24,8 +24,9 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}"
 
 
-def gap_lines(g: GapReport) -> list[str]:
-    """Human-readable lines for a gap report."""
+def gap_lines(g: GapReport, fixed_horizon: bool = True) -> list[str]:
+    """Human-readable lines for a gap report; ``fixed_horizon=False`` leaves out the horizon
+    gap's line (a horizon search's d50 stands for it: one horizon in the output)."""
     out = []
     if g.status != "measured":
         out.append(f"gaps: {g.status} — not measurable ({g.reason})")
@@ -48,7 +49,7 @@ def gap_lines(g: GapReport) -> list[str]:
             else f"  95% CI [{r.ci_low:.3f}, {r.ci_high:.3f}]"
         )
         out.append(f"retention OOD/ID: {val}{ci}  (n_ID={r.n_id}, n_OOD={r.n_ood})")
-    if g.horizon is not None:
+    if g.horizon is not None and fixed_horizon:
         h = g.horizon
         if h.threshold == 0:
             out.append("extrapolation horizon: undefined (ID accuracy is 0)")
@@ -162,12 +163,16 @@ def not_evaluated(tr: TemplateReport) -> str | None:
 
 
 def print_task(task: TaskResult, console: Console) -> None:
-    """One task's bucket tables (one per template and condition), gap and analysis lines."""
+    """One task's bucket tables (one per template and condition), gap and analysis lines. A
+    template and condition with a horizon search shows its d50 alone, not also the fixed
+    buckets' extrapolation horizon."""
+    searched = {(h.template, h.condition) for h in task.horizons}
     for tr in task.templates:
         console.print(Text(table_title(task.task, tr.template, tr.condition), style="italic"))
         console.print(bucket_table(task.difficulty_name, tr, score_column(task.spec)))
         skipped = not_evaluated(tr)
-        for line in ([skipped] if skipped else []) + gap_lines(tr.gaps):
+        fixed = (tr.template, tr.condition) not in searched
+        for line in ([skipped] if skipped else []) + gap_lines(tr.gaps, fixed):
             console.print("  " + escape(line))
     for line in shift_lines(task):
         console.print("  " + escape(line))

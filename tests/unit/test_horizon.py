@@ -225,3 +225,22 @@ def test_a_fall_inside_the_id_range_is_called_so(tmp_path: Path) -> None:
     assert h.status == "measured" and h.d50 is not None and h.d50 < 8
     (line,) = horizon_lines(res.tasks[0])
     assert "× the ID edge 8, inside the ID range  95% interval [" in line
+
+
+def test_a_searched_template_prints_one_horizon_the_d50(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from harness.cli.run_tables import print_task
+
+    def printed(task: object) -> str:
+        console = Console(record=True, width=200)
+        print_task(task, console)  # type: ignore[arg-type]
+        return console.export_text()
+
+    task = run(tmp_path, ScriptedLM(copier(20))).tasks[0]
+    assert task.horizons and task.templates[0].gaps.horizon is not None
+    text = printed(task)
+    assert "horizon d50 (" in text and "extrapolation horizon" not in text
+    # where no search ran, the fixed buckets' extrapolation horizon is the one shown
+    plain = printed(task.model_copy(update={"horizons": []}))
+    assert "extrapolation horizon" in plain and "horizon d50" not in plain
