@@ -59,7 +59,7 @@ def public_model_dir(mdir: str) -> str:
     ``<cache>/models/<alias>-<sha256[:16]>`` under the harness's cache root (the folder name
     holds the alias and its GGUF's hash), else as results.json writes a path (``./``, ``~/``)."""
     from harness.cache_paths import cache_root
-    from harness.run.results import public_path
+    from harness.run.public import public_path
 
     p = Path(mdir)
     for root in (cache_root(), cache_root().resolve()):

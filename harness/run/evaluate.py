@@ -29,6 +29,7 @@ from harness.run.isolation import GuardedLM, ModelFault, failure, failure_line
 from harness.run.plan import check_run
 from harness.run.plugin_use import used_plugins
 from harness.run.progress import ProgressLM, Reporter, RunClock
+from harness.run.public import public_identity, public_path, public_run
 from harness.run.replay import ReplayLM, ReplayTable
 from harness.run.results import (
     SCHEMA_VERSION,
@@ -39,8 +40,6 @@ from harness.run.results import (
     TaskResult,
     environment,
     harness_info,
-    public_identity,
-    public_path,
     samples_path,
     spec_hash,
     write_results,
@@ -256,7 +255,7 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     timings["total_s"] = time.perf_counter() - t_start
     timings["loadavg_1m_end"] = os.getloadavg()[0]  # how busy the machine was (cost model)
     res = Results(
-        schema_version=SCHEMA_VERSION, harness=info, run=cfg,
+        schema_version=SCHEMA_VERSION, harness=info, run=public_run(cfg),
         model=public_identity(identity),
         environment=environment(used_plugins(cfg, specs)), tasks=progress.finished,
         failed=progress.failed, timings={k: round(v, 4) for k, v in timings.items()},

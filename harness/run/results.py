@@ -157,34 +157,6 @@ class Results(_Model):
         None, exclude_if=lambda v: v is None)
 
 
-def public_path(path: str) -> str:
-    """``path`` as results.json records it, without the machine's layout: inside the working
-    directory ``./<relative>``, inside the Python environment's packages
-    ``<site-packages>/<relative>``, inside the home folder ``~/<relative>``; anything else (a hub
-    id, a URL, a path elsewhere) unchanged. The ``./`` keeps a local folder's path distinct
-    from its name, which is how readers tell a local model from a hub id."""
-    if not path or not Path(path).is_absolute():
-        return path
-    import sysconfig
-
-    p = Path(path)
-    bases = [("./", Path.cwd())]
-    bases += [("<site-packages>/", Path(sysconfig.get_paths()[k])) for k in ("purelib", "platlib")]
-    bases.append(("~/", Path.home()))
-    for prefix, base in bases:
-        for b in (base, base.resolve()):
-            if p.is_relative_to(b):
-                return prefix + p.relative_to(b).as_posix()
-    return path
-
-
-def public_identity(identity: ModelIdentity) -> ModelIdentity:
-    """The model identity with its ``path`` made public (see ``public_path``)."""
-    if identity.path is None:
-        return identity
-    return identity.model_copy(update={"path": public_path(identity.path)})
-
-
 def spec_hash(spec: TaskSpec) -> str:
     """sha256 of the canonical JSON of a resolved spec; the ``horizon`` search range is left
     out (it changes no fixed-bucket item or number; a horizon result records it itself)."""

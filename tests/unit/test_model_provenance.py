@@ -16,7 +16,7 @@ import pytest
 from harness.errors import ModelLoadError
 from harness.models import aliases
 from harness.models.llamacpp import weights
-from harness.run.results import public_path
+from harness.run.public import public_path
 
 SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

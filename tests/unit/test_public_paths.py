@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from harness.config import RunConfig
+from harness.leaderboard.inputs import load_results
 from harness.lm import ModelIdentity
 from harness.run.evaluate import evaluate
-from harness.run.results import public_identity, public_path
+from harness.run.public import public_folder, public_identity, public_path
 from harness.testing import ScriptedLM
 
 
@@ -51,6 +52,29 @@ def test_results_json_holds_the_relative_model_path(tmp_path: Path,
     written = (tmp_path / "run" / "results.json").read_text(encoding="utf-8")
     assert res.model.path == json.loads(written)["model"]["path"] == "./weights/m"
     assert str(tmp_path) not in written  # the run's options hold paths as given (relative)
+
+
+def test_results_json_records_the_output_folder_in_its_public_form(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--output-dir as an absolute path: results.json records it relative to the working
+    directory when it lies under it, else by its name alone; an older file holding the absolute
+    path still reads."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert public_folder(Path("runs/x")) == Path("runs/x") == public_folder(here / "runs" / "x")
+    assert public_folder(Path("../away")) == Path("away")
+    for out, recorded in ((here / "runs" / "a", "runs/a"), (tmp_path / "away", "away")):
+        cfg = RunConfig(model="scripted:x", tasks=["lengthgen/parity"], limit_per_bucket=2,
+                        use_cache=False, output_dir=out)
+        res = evaluate(cfg, model=ScriptedLM(" 0"))
+        written = (out / "results.json").read_text(encoding="utf-8")
+        assert json.loads(written)["run"]["output_dir"] == recorded == res.run.output_dir.as_posix()
+        assert str(tmp_path) not in written
+    old = json.loads(written)
+    old["run"]["output_dir"] = str(tmp_path / "away")  # as results.json recorded it before
+    (tmp_path / "away" / "results.json").write_text(json.dumps(old), encoding="utf-8")
+    assert load_results(tmp_path / "away" / "results.json").run.output_dir == tmp_path / "away"
 
 
 LOCAL = re.compile(r"""(?:^|["'\s(>=`])(/(?:work|root|home|tmp|Users|mnt|srv|opt)/)""")

@@ -1,0 +1,62 @@
+"""What results.json records of the machine it ran on: paths in a public form, never its layout.
+
+A local model's path and the response cache's are written relative to the working directory,
+the Python environment's packages or the home folder (``public_path``); the output folder
+relative to the working directory, or by its name alone (``public_run``). Nothing reads a
+recorded path back to find a file: a run's files are found beside its results.json.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.config import RunConfig
+from harness.lm import ModelIdentity
+
+
+def public_path(path: str) -> str:
+    """``path`` as results.json records it, without the machine's layout: inside the working
+    directory ``./<relative>``, inside the Python environment's packages
+    ``<site-packages>/<relative>``, inside the home folder ``~/<relative>``; anything else (a hub
+    id, a URL, a path elsewhere) unchanged. The ``./`` keeps a local folder's path distinct
+    from its name, which is how readers tell a local model from a hub id."""
+    if not path or not Path(path).is_absolute():
+        return path
+    import sysconfig
+
+    p = Path(path)
+    bases = [("./", Path.cwd())]
+    bases += [("<site-packages>/", Path(sysconfig.get_paths()[k])) for k in ("purelib", "platlib")]
+    bases.append(("~/", Path.home()))
+    for prefix, base in bases:
+        for b in (base, base.resolve()):
+            if p.is_relative_to(b):
+                return prefix + p.relative_to(b).as_posix()
+    return path
+
+
+def public_identity(identity: ModelIdentity) -> ModelIdentity:
+    """The model identity with its ``path`` made public (see ``public_path``)."""
+    if identity.path is None:
+        return identity
+    return identity.model_copy(update={"path": public_path(identity.path)})
+
+
+def public_folder(folder: Path) -> Path:
+    """An output folder as results.json records it: relative to the working directory when it
+    lies under it (``runs/x``, as ``--output-dir`` usually names it), else its name alone."""
+    p = Path(os.path.abspath(folder))
+    here = Path.cwd()
+    for base in (here, here.resolve()):
+        if p.is_relative_to(base):
+            return p.relative_to(base)
+    if p.resolve().is_relative_to(here.resolve()):
+        return p.resolve().relative_to(here.resolve())
+    return Path(p.name or ".")
+
+
+def public_run(cfg: RunConfig) -> RunConfig:
+    """The run's options as results.json records them: the output folder in its public form
+    (``public_folder``); the run itself keeps the folder as given."""
+    return cfg.model_copy(update={"output_dir": public_folder(cfg.output_dir)})
