@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from harness.leaderboard.board_file import Precision, TaskRow
 from harness.leaderboard.plan import evaluated_buckets
 from harness.run.results import TaskResult
+from harness.scoring.intervals import reach
 from harness.scoring.stats import r10
 
 Row = tuple[str, str, TaskRow, TaskResult, float | None]  # entry, task, row, result, --target-ci
@@ -18,8 +19,9 @@ def precision(rows: Sequence[Row], target: float, min_per_bucket: int) -> Precis
     """The board's precision statement over ``rows`` (entry order, then task order)."""
     misses = {(e, n): why for e, n, r, t, sized in rows
               if (why := _short(r, t, target, min_per_bucket, sized))}
-    reach = [(h, f"{e} {n} {role}") for e, n, _, t, _ in rows for role, h in _reach(t).items()]
-    worst = max(reach, default=None)
+    reaches = [(h, f"{e} {n} {role}") for e, n, _, t, _ in rows
+               for role, h in _reaches(t).items()]
+    worst = max(reaches, default=None)
     return Precision(target=target, min_per_bucket=min_per_bucket,
                      tasks_meeting=len(rows) - len(misses), task_rows=len(rows),
                      short=[f"{e} {n}: {why}" for (e, n), why in misses.items()],
@@ -37,7 +39,7 @@ def _evaluated(t: TaskResult) -> dict[str, str]:
     return {b.bucket: b.role for b in rep if wanted is None or b.bucket in wanted}
 
 
-def _reach(t: TaskResult) -> dict[str, float]:
+def _reaches(t: TaskResult) -> dict[str, float]:
     """How far the pooled ID and OOD accuracy intervals of a task's primary report reach from
     their estimates (the farther end of each Wilson 95% interval, docs/statistics.md), over the
     roles its buckets evaluate."""
@@ -45,9 +47,9 @@ def _reach(t: TaskResult) -> dict[str, float]:
     roles = set(_evaluated(t).values())
     out: dict[str, float] = {}
     for r in rep.roles if rep else []:
-        if r.role in roles and r.accuracy is not None and r.ci_low is not None \
-                and r.ci_high is not None:
-            out[r.role] = max(r.accuracy - r.ci_low, r.ci_high - r.accuracy)
+        h = reach(r.accuracy, r.ci_low, r.ci_high)
+        if r.role in roles and h is not None:
+            out[r.role] = h
     return out
 
 
@@ -61,8 +63,8 @@ def _short(r: TaskRow, t: TaskResult, target: float, min_per_bucket: int,
         target, min_per_bucket = sized, 0
     why = []
     evaluated = _evaluated(t)
-    reach = _reach(t)
-    h = max([reach.get(role, 0.0) for role in set(evaluated.values())], default=0.0)
+    reaches = _reaches(t)
+    h = max([reaches.get(role, 0.0) for role in set(evaluated.values())], default=0.0)
     if h > target + 1e-12:
         why.append(f"±{100 * h:.2f} pts (n_ID={r.n_id}, n_OOD={r.n_ood})")
     small = min((b.n for b in r.buckets if b.label in evaluated), default=0)

@@ -26,6 +26,7 @@ from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.run.results import Results
 from harness.run.rundir import owner, run_identity
+from harness.scoring.intervals import reach
 
 DEFAULT_CAP = 1000  # items per bucket at most when --limit-per-bucket is not given
 FIRST_ROUND = 10  # items per bucket in the first round
@@ -42,14 +43,6 @@ class Round:
     widest: str  # which task / template / role has it
 
 
-def reach(acc: float | None, lo: float | None, hi: float | None) -> float:
-    """How far the interval reaches from the estimate: ``max(acc − lo, hi − acc)`` (1 when
-    there is no estimate)."""
-    if acc is None or lo is None or hi is None:
-        return 1.0
-    return max(acc - lo, hi - acc)
-
-
 def widest(res: Results) -> tuple[float, str, int]:
     """The widest reach over every pooled role of every task/template/condition, where it is,
     and the number of samples. A role without samples is left out: its condition answers none
@@ -62,7 +55,8 @@ def widest(res: Results) -> tuple[float, str, int]:
             for role in tpl.roles:
                 if role.n == 0:
                     continue
-                r = reach(role.accuracy, role.ci_low, role.ci_high)
+                h = reach(role.accuracy, role.ci_low, role.ci_high)
+                r = 1.0 if h is None else h  # no estimate: as wide as an interval can be
                 if r > best:
                     cond = f" [{tpl.condition}]" if tpl.condition else ""
                     best, where = r, f"{t.task} {tpl.template}{cond} {role.role}"

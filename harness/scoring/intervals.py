@@ -161,6 +161,16 @@ def sum_interval(terms: Sequence[Term]) -> Limits:
 _P_MIN = 1e-12  # p-values below this are reported as this bound's side: 0
 
 
+def reach(estimate: float | None, low: float | None, high: float | None) -> float | None:
+    """How far an interval reaches from its estimate: the farther end,
+    ``max(estimate − low, high − estimate)``. A precision target of ±H (``--target-ci``, a
+    board's stated precision; docs/statistics.md) asks this to be at most H. None without an
+    estimate (no samples)."""
+    if estimate is None or low is None or high is None:
+        return None
+    return max(estimate - low, high - estimate)
+
+
 def p_value(interval_at: Callable[[float], Limits], null: float = 0.0) -> float:
     """p-value of ``null`` by inverting a family of intervals ``interval_at(level)`` (nested in
     the level): the smallest α whose (1 − α) interval leaves ``null`` out, found by bisection

@@ -13,9 +13,11 @@ from scipy.stats import binom
 
 from harness.config import RunConfig
 from harness.errors import HarnessError
+from harness.leaderboard.precision import _reaches
 from harness.run.evaluate import evaluate
 from harness.run.results import Results
-from harness.run.rounds import FIRST_ROUND, reach, run_rounds, widest
+from harness.run.rounds import FIRST_ROUND, run_rounds, widest
+from harness.scoring.intervals import reach
 from harness.scoring.stats import wilson_interval
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
@@ -44,7 +46,9 @@ def coverage(p: float, sizes: list[int], target: float) -> tuple[float, float]:
         alive = np.zeros_like(dist)
         for x, pr in enumerate(dist):
             lo, hi = wilson_interval(x, n)
-            if i == len(sizes) - 1 or reach(x / n, lo, hi) <= target:
+            h = reach(x / n, lo, hi)
+            assert h is not None
+            if i == len(sizes) - 1 or h <= target:
                 cov += pr * (lo <= p <= hi)
                 items += pr * n
             else:
@@ -66,6 +70,12 @@ def test_the_stopping_rule_keeps_coverage(target: float, buckets: int) -> None:
     assert min(c for c, _ in cells.values()) >= 0.935
     # the point of the rounds: a role at 0% or 100% stops before the worst case (p = .5)
     assert cells[0.0][1] < cells[0.5][1] and cells[1.0][0] == pytest.approx(1.0)
+
+
+def test_reach_is_the_farther_end_of_the_interval() -> None:
+    assert reach(0.9, 0.8, 0.95) == pytest.approx(0.1)
+    assert reach(0.1, 0.02, 0.3) == pytest.approx(0.2)
+    assert reach(None, None, None) is None and reach(0.5, None, 0.6) is None
 
 
 def _rounds(tmp_path: Path, answer_right: bool, target: float, cap: int | None,
@@ -95,6 +105,8 @@ def test_rounds_stop_at_the_target_and_equal_a_plain_run(tmp_path: Path) -> None
     res, limits, cfg, model = _rounds(tmp_path, True, 0.05, None)
     assert limits == [10, 20, 40][: len(limits)] and len(limits) >= 2
     assert widest(res)[0] <= 0.05  # stopped because the target was met ...
+    # the board judges the same run by the same reach (scoring.intervals.reach)
+    assert max(_reaches(res.tasks[0]).values()) == widest(res)[0]
     info = json.loads((cfg.output_dir / "rounds.json").read_text())
     assert info["stopped"] == "target met" and [r["limit"] for r in info["rounds"]] == limits
     assert info["rounds"][-2]["reach"] > 0.05  # ... and not a round earlier
