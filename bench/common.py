@@ -17,6 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
+from harness.files import write_blocks
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
@@ -151,13 +154,9 @@ def fmt_range(s: dict[str, float], unit: str = "", digits: int = 2) -> str:
 
 
 def write_doc(path: Path, blocks: dict[str, str]) -> None:
-    """Replace each ``<!-- NAME:start -->`` … ``<!-- NAME:end -->`` block of ``path``."""
-    text = path.read_text()
-    for name, body in blocks.items():
-        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-        if start not in text or end not in text:
-            raise SystemExit(f"{path}: no {start} … {end} block")
-        head, rest = text.split(start, 1)
-        _, tail = rest.split(end, 1)
-        text = f"{head}{start}\n{body}\n{end}{tail}"
-    path.write_text(text)
+    """Replace each ``<!-- NAME:start -->`` … ``<!-- NAME:end -->`` block of ``path``
+    (``harness.files.write_blocks``); a missing block ends the script with its one line."""
+    try:
+        write_blocks(path, blocks)
+    except HarnessError as e:
+        raise SystemExit(str(e)) from None

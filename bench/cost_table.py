@@ -15,11 +15,11 @@ run saw; then each model's total in core-hours over the tasks it has, and the bo
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import write_doc  # noqa: E402
 from harness.leaderboard.costs import CostTable, read_table  # noqa: E402
 
 
@@ -73,12 +73,7 @@ def main() -> None:
     if args.into is None:
         print(table)
         return
-    text = args.into.read_text(encoding="utf-8")
-    new, n = re.subn(r"(<!-- cost-table:start -->\n).*?(<!-- cost-table:end -->)",
-                     lambda m: m.group(1) + table + "\n" + m.group(2), text, flags=re.S)
-    if n != 1:
-        sys.exit(f"{args.into}: expected one <!-- cost-table:start/end --> pair, found {n}")
-    args.into.write_text(new, encoding="utf-8")
+    write_doc(args.into, {"cost-table": table})
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import write_doc  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -212,12 +214,7 @@ def _share(r: dict[str, Any]) -> str:
 
 def write_engines(path: Path) -> None:
     """Replace the engines block of *path* with :func:`engines_markdown`."""
-    text = path.read_text(encoding="utf-8")
-    new, n = re.subn(r"(<!-- engines:start -->\n).*?(<!-- engines:end -->)",
-                     lambda m: m.group(1) + engines_markdown() + m.group(2), text, flags=re.S)
-    if n != 1:
-        sys.exit(f"{path}: expected one <!-- engines:start/end --> pair, found {n}")
-    path.write_text(new, encoding="utf-8")
+    write_doc(path, {"engines": engines_markdown()})
 
 
 if __name__ == "__main__":

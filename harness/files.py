@@ -2,6 +2,7 @@
 
 ``write_atomic`` replaces a file through a fresh temporary file in the same folder (readers see
 the old file or the new one, never a mix; a link at the path is replaced, never followed).
+``write_blocks`` rewrites the generated sections of a document between their marker comments.
 ``sha256_stream``/``sha256_file`` hash bytes in 1 MiB chunks (memory stays flat whatever the
 size); ``cached_sha256_file`` also remembers a file's hash in the cache folder, keyed by its
 resolved path, size and modification time (model weights: hashed once, not at every load).
@@ -14,11 +15,12 @@ import hashlib
 import logging
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 from harness.cache_paths import cache_root
+from harness.errors import HarnessError
 
 log = logging.getLogger(__name__)
 CHUNK = 1 << 20  # bytes read at a time when hashing
@@ -40,6 +42,28 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> None
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_blocks(path: Path, blocks: Mapping[str, str], *, begin: str = "start") -> None:
+    """Replace the generated sections of a document: for each ``NAME: body`` of ``blocks``,
+    what lies between the lines ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` of ``path``
+    becomes ``body`` (``begin`` names the opening word, ``start`` or ``begin``); the markers and
+    everything outside them stay. One line (HarnessError) unless each block's markers appear
+    once, in order; the file is written once, after every block is in place."""
+    text = path.read_text(encoding="utf-8")
+    for name, body in blocks.items():
+        start, end = f"<!-- {name}:{begin} -->", f"<!-- {name}:end -->"
+        found = text.count(start), text.count(end)
+        if found != (1, 1):
+            raise HarnessError(f"{path}: expected one '{start}' … '{end}' block to fill, found "
+                               f"{found[0]} start and {found[1]} end marker(s)")
+        head, rest = text.split(start, 1)
+        if end not in rest:
+            raise HarnessError(f"{path}: '{end}' comes before '{start}'")
+        tail = rest.split(end, 1)[1]
+        body = body.removesuffix("\n")  # one line break before the end marker, given or not
+        text = f"{head}{start}\n{body}\n{end}{tail}"
+    path.write_text(text, encoding="utf-8")
 
 
 def sha256_stream(f: IO[bytes]) -> str:

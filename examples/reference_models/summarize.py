@@ -28,6 +28,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from harness.errors import HarnessError
+from harness.files import write_blocks
 from harness.leaderboard.board_file import BucketInfo, SeedSuccess
 from harness.leaderboard.families import (
     Member,
@@ -197,16 +199,12 @@ def task_label(task: str, fam: str) -> str:
 
 def write_doc(doc: Path, files: dict[tuple[str, str], list[Path]]) -> None:
     """Replace the doc's generated blocks (``<!-- families:start -->`` ... ``:end -->``, and
-    the same for ``contrasts``) with this output."""
-    text = doc.read_text(encoding="utf-8")
-    for name, lines in (("families", family_table(files)), ("contrasts", contrast_lines(files))):
-        start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
-        if start not in text or end not in text:
-            raise SystemExit(f"{doc}: no {start.strip()} ... {end.strip()} block")
-        head, rest = text.split(start, 1)
-        tail = rest.split(end.lstrip("\n"), 1)[1]  # an empty block has no newline before it
-        text = head + start + "\n".join(lines) + end + tail
-    doc.write_text(text, encoding="utf-8")
+    the same for ``contrasts``) with this output (``harness.files.write_blocks``)."""
+    try:
+        write_blocks(doc, {"families": "\n".join(family_table(files)),
+                           "contrasts": "\n".join(contrast_lines(files))})
+    except HarnessError as e:
+        raise SystemExit(str(e)) from None
 
 
 def main() -> None:

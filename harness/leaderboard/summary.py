@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.files import write_blocks
 from harness.leaderboard.board_file import Entry, Leaderboard, Split, TaskRow
 
 
@@ -117,10 +117,6 @@ def summary_md(board: Leaderboard) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _markers(name: str) -> tuple[str, str]:
-    return f"<!-- summary:{name}:begin -->", f"<!-- summary:{name}:end -->"
-
-
 def blocks(text: str) -> list[tuple[str, str]]:
     """Every (board name, block text) a file carries between summary markers."""
     return [(m.group(1), m.group(2)) for m in re.finditer(
@@ -129,10 +125,4 @@ def blocks(text: str) -> list[tuple[str, str]]:
 
 def write_into(path: Path, name: str, summary: str) -> None:
     """Replace the ``name`` block of ``path`` with ``summary`` (one-line error without one)."""
-    begin, end = _markers(name)
-    text = path.read_text(encoding="utf-8")
-    if begin not in text or end not in text:
-        raise HarnessError(f"{path}: no '{begin}' … '{end}' block to fill")
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    path.write_text(f"{head}{begin}\n{summary}{end}{tail}", encoding="utf-8")
+    write_blocks(path, {f"summary:{name}": summary}, begin="begin")
