@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.lm import LM, ModelIdentity, OnDone
 from harness.models.answer_bounds import answer_bytes
+from harness.models.openai.bodies import echo_body, generate_body, tokenize_body, tokenize_url
 from harness.models.openai.http import (
     ApiError,
     BadResponse,
@@ -43,7 +44,6 @@ from harness.models.openai.parse import (
     check_probe,
     completion_text,
     continuation_score,
-    decode_chat,
     echo_bytes,
     encode_chat,
     model_list,
@@ -68,7 +68,6 @@ R = TypeVar("R")
 Args: TypeAlias = "dict[str, str]"
 Size: TypeAlias = "int | Literal['auto']"
 
-MAX_STOP = 4  # stop sequences sent (the OpenAI API takes at most 4); all are trimmed locally
 PROBE_TEXT = "The quick brown fox jumps over the lazy dog."
 TOKEN_CACHE = 4096
 
@@ -222,32 +221,14 @@ class OpenAIModel(LM):
 
     # -- generation -------------------------------------------------------------------------
 
-    def _body(self, r: GenerateRequest) -> dict[str, Any]:
-        if r.max_tokens < 1:
-            raise HarnessError(f"{self._label}: max_tokens must be >= 1, got {r.max_tokens}")
-        body: dict[str, Any] = {
-            "model": self._name,
-            "max_tokens": r.max_tokens,
-            "temperature": r.temperature,
-        }
-        stops = [s for s in r.stop if s][:MAX_STOP]
-        if stops:
-            body["stop"] = stops
-        if self._opts.seed is not None:
-            body["seed"] = self._opts.seed
-        if self._opts.api == "chat":
-            body["messages"] = decode_chat(r.prompt)
-        else:
-            body["prompt"] = r.prompt
-        return body
-
     def generate(
         self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None
     ) -> list[GenerateResponse]:
         """Continue each prompt (greedy at temperature 0); identical greedy requests are sent
         once. Output is cut at the first stop sequence; n_tokens is the server's
         ``usage.completion_tokens`` (0 when it does not say)."""
-        bodies = {r: self._body(r) for r in requests}  # bad input fails before any request
+        # bad input fails before any request
+        bodies = {r: generate_body(self._name, r, self._opts) for r in requests}
         path, parse = (
             ("chat/completions", chat_text)
             if self._opts.api == "chat"
@@ -263,16 +244,6 @@ class OpenAIModel(LM):
         )
 
     # -- scoring ----------------------------------------------------------------------------
-
-    def _echo_body(self, text: str) -> dict[str, Any]:
-        return {
-            "model": self._name,
-            "prompt": text,
-            "max_tokens": 1,
-            "temperature": 0,
-            "echo": True,
-            "logprobs": 1,
-        }
 
     def _check_scoring(self, what: str) -> None:
         """Fail with one line unless the server returns aligned prompt logprobs (one probe)."""
@@ -292,7 +263,7 @@ class OpenAIModel(LM):
                 return str(e)
 
         try:
-            problem = self._call_once("completions", parse, self._echo_body(PROBE_TEXT))
+            problem = self._call_once("completions", parse, echo_body(self._name, PROBE_TEXT))
         except HTTPFailure as e:
             problem = f"it rejected a probe request ({e.status}: {e.detail})"
         except ApiError as e:
@@ -318,7 +289,7 @@ class OpenAIModel(LM):
                 lp, greedy, n = continuation_score(prompt_logprobs(data, prompt), len(r.context))
                 return LLResponse(logprob=lp, is_greedy=greedy, n_tokens=n)
 
-            return await c.call("POST", "completions", parse, self._echo_body(prompt),
+            return await c.call("POST", "completions", parse, echo_body(self._name, prompt),
                                 echo_bytes(prompt))
 
         return self._map("loglikelihood", requests, lambda i, r: r, send, on_done)
@@ -340,16 +311,12 @@ class OpenAIModel(LM):
             def parse(data: Any) -> float:
                 return rolling_score(prompt_logprobs(data, r.text))
 
-            return await c.call("POST", "completions", parse, self._echo_body(r.text),
+            return await c.call("POST", "completions", parse, echo_body(self._name, r.text),
                                 echo_bytes(r.text))
 
         return self._map("loglikelihood_rolling", requests, lambda i, r: r, send, on_done)
 
     # -- tokens and chat ----------------------------------------------------------------------
-
-    def _tokenize_url(self) -> str:
-        base = self._opts.base_url
-        return (base[: -len("/v1")] if base.endswith("/v1") else base) + "/tokenize"
 
     def count_tokens(self, text: str) -> int | None:
         """Tokens of *text* (no special tokens) from the server's ``/tokenize``; None when the
@@ -365,10 +332,9 @@ class OpenAIModel(LM):
             except BadResponse:
                 return None  # something else answers at that path
 
-        body = {"model": self._name, "prompt": text, "add_special_tokens": False}
-
         try:
-            n = self._call_once(self._tokenize_url(), parse, body)
+            n = self._call_once(tokenize_url(self._opts.base_url), parse,
+                                tokenize_body(self._name, text))
         except HTTPFailure:
             n = None  # 404 (no endpoint), 405, 400 from a server without tokenize support
         except ApiError as e:
