@@ -26,7 +26,7 @@ from harness.registry import Registry
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
 from harness.spec.buckets import Bucket
-from harness.spec.task import AnalysisSpec
+from harness.spec.scoring import AnalysisSpec
 
 
 class AnalysisResult(BaseModel):

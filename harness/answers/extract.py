@@ -18,7 +18,7 @@ from harness import plugins
 from harness.errors import HarnessError, TaskSpecError
 from harness.registry import Registry
 from harness.spec.patterns import search
-from harness.spec.task import ExtractSpec
+from harness.spec.scoring import ExtractSpec
 
 ExtractFn = Callable[[str, str | None], str]
 

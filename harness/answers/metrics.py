@@ -163,7 +163,7 @@ def last_number_match(extracted: str, target: str) -> float:
     """``numeric_match`` of the last number in the answer and the last number in the target:
     for scratchpad templates, whose reference is a worked solution ending in the answer."""
     from harness.answers.extract import extract
-    from harness.spec.task import ExtractSpec
+    from harness.spec.scoring import ExtractSpec
 
     last = ExtractSpec(kind="last_number")
     return numeric_match(extract(extracted, last), extract(target, last))

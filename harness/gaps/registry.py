@@ -30,7 +30,7 @@ from harness.board_info import BoardInfo
 from harness.registry import Registry
 from harness.scoring.stats import bootstrap_means
 from harness.spec.buckets import Bucket
-from harness.spec.task import GapsSpec
+from harness.spec.scoring import GapsSpec
 
 Floats = npt.NDArray[np.float64]
 

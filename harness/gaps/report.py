@@ -34,7 +34,7 @@ from harness.scoring.baselines import answer_key, constant_baseline
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10, wilson_interval
 from harness.spec.buckets import Bucket
-from harness.spec.task import GapsSpec
+from harness.spec.scoring import GapsSpec
 
 __all__ = ["GapReport", "chance_level", "compute_gaps", "gaps_from_scores", "measurability",
            "sample_chance", "value_and_ci"]

@@ -42,7 +42,7 @@ from harness.scoring.baselines import (
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
 from harness.spec.buckets import Bucket, Role
-from harness.spec.task import GapsSpec
+from harness.spec.scoring import GapsSpec
 
 DEFAULT_METRIC = "exact_match"  # the metric a constant answer is scored with when none is given
 

@@ -18,6 +18,7 @@ from pydantic import (
 
 from harness.spec.base import FrozenSpec as _Spec
 from harness.spec.horizon import HorizonSpec
+from harness.spec.scoring import AnalysisSpec, GapsSpec, ScoringSpec
 from harness.spec.sources import SourceSpec
 
 
@@ -258,67 +259,6 @@ def type_tags(annotation: Any) -> list[str]:
         field = annotation.model_fields.get("type")
         return [str(t) for t in get_args(field.annotation)] if field is not None else []
     return [tag for member in get_args(annotation) for tag in type_tags(member)]
-
-
-class ExtractSpec(_Spec):
-    """How the answer is taken from raw generated text."""
-
-    kind: str = Field(
-        "strip",
-        description="registered extractor: strip (whitespace), first_line, regex (`pattern`), "
-                    "last_number, boxed (\\boxed{}); see `harness extractors list`"
-    )
-    pattern: str | None = Field(
-        None, description="regex for kind=regex (first group, else whole match)"
-    )
-
-
-class ScoringSpec(_Spec):
-    """Answer extraction and the per-sample metric."""
-
-    extract: ExtractSpec = Field(ExtractSpec(), description="how to get the answer from the output")
-    metric: str = Field(
-        "exact_match",
-        description="registered metric (exact_match, numeric_match, …; see `harness metrics list`)",
-    )
-
-
-class GapsSpec(_Spec):
-    """Which generalization gaps to report, and their parameters."""
-
-    report: list[str] = Field(
-        ["id_ood", "retention", "horizon"],
-        description="registered gaps to compute (id_ood, retention, horizon, …; see `harness gaps "
-        "list`)",
-    )
-    horizon_threshold: float = Field(
-        0.5, gt=0, le=1, description="horizon: fraction of ID accuracy to keep"
-    )
-    bootstrap: int = Field(1000, ge=100, description="bootstrap resamples a plugin gap may draw "
-                           "(the built-in gaps use score intervals)")
-    baseline: float | None = Field(
-        None, ge=0, le=1, exclude_if=lambda v: v is None,
-        description="the score every bucket is judged against, where the best constant answer "
-        "(the default, computed from the items) is not the right floor; needs baseline_reason",
-    )
-    baseline_reason: str | None = Field(
-        None, min_length=1, exclude_if=lambda v: v is None,
-        description="why the declared baseline replaces the best constant answer",
-    )
-
-    @model_validator(mode="after")
-    def _baseline_has_reason(self) -> GapsSpec:
-        if (self.baseline is None) != (self.baseline_reason is None):
-            raise ValueError("baseline and baseline_reason go together: a declared baseline "
-                             "says why the best constant answer is not the floor")
-        return self
-
-
-class AnalysisSpec(_Spec):
-    """A registered task-level analysis (compositionality gap, SGR, CPS, …) and its parameters."""
-
-    name: str = Field(description="registered analysis (see `harness analyses list`)")
-    params: dict[str, Any] = Field({}, description="keyword parameters of the analysis")
 
 
 class CardSpec(_Spec):

@@ -13,8 +13,9 @@ import jinja2
 from harness.errors import HarnessError, TaskSpecError
 from harness.generators.registry import get_generator
 from harness.spec.buckets import build_buckets
+from harness.spec.scoring import AnalysisSpec
 from harness.spec.sources import GeneratorSource
-from harness.spec.task import AnalysisSpec, TaskSpec
+from harness.spec.task import TaskSpec
 from harness.tasks.item_checks import check_generator, check_numbers, check_work
 from harness.templates import check_template, one_line
 

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from harness.errors import HarnessError, TaskSpecError
 from harness.sources.paths import check_read
-from harness.spec.task import AnalysisSpec, TaskSpec, TemplatesFromSpec, TemplateSpec
+from harness.spec.scoring import AnalysisSpec
+from harness.spec.task import TaskSpec, TemplatesFromSpec, TemplateSpec
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*)\}")
 _COLUMNS = ("prompt idx", "prompt template")

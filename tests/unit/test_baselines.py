@@ -22,7 +22,8 @@ from harness.scoring.baselines import Answer, AnswerKey, concentration, constant
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns, record_splits, task_reports
 from harness.spec.buckets import Bucket
-from harness.spec.task import FewShotCondition, GapsSpec
+from harness.spec.scoring import GapsSpec
+from harness.spec.task import FewShotCondition
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
 

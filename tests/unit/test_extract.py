@@ -7,7 +7,7 @@ import pytest
 from harness.answers.extract import extract
 from harness.errors import TaskSpecError
 from harness.spec.patterns import compile_pattern
-from harness.spec.task import ExtractSpec
+from harness.spec.scoring import ExtractSpec
 
 
 def ex(text: str, kind: str, pattern: str | None = None) -> str:

@@ -23,7 +23,8 @@ from harness.scoring.intervals import diff_interval, proportion, ratio_interval
 from harness.scoring.report import task_reports
 from harness.scoring.stats import bootstrap_means, percentile_ci, r10
 from harness.spec.buckets import Bucket, build_buckets
-from harness.spec.task import GapsSpec, TaskSpec
+from harness.spec.scoring import GapsSpec
+from harness.spec.task import TaskSpec
 from harness.tasks.loader import load_spec
 from tests.fixtures.fake_model import FakeLM
 

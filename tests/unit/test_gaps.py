@@ -17,7 +17,7 @@ from harness.scoring.report import ScoreColumns, task_reports, template_report
 from harness.scoring.stats import percentile_ci, ratio_ci
 from harness.seeding import derive_seed
 from harness.spec.buckets import Bucket
-from harness.spec.task import GapsSpec
+from harness.spec.scoring import GapsSpec
 
 # Per-value buckets over "digits" 1..5; 1 and 2 are in distribution.
 BUCKETS = [

@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, list[str]]] = [
 ]
 SCHEMA_LEAF = ["harness.spec.task", "harness.spec.sources", "harness.spec.base",
                "harness.spec.buckets", "harness.spec.difficulty", "harness.spec.patterns",
-               "harness.spec.chat", "harness.spec.horizon"]
+               "harness.spec.chat", "harness.spec.horizon", "harness.spec.scoring"]
 # Function-level imports allowed to go up: the package faces' lazy re-exports (PEP 562).
 UPWARD_OK = {("harness", "__getattr__"), ("harness.api", "__getattr__")}
 

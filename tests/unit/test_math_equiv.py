@@ -11,7 +11,7 @@ import pytest
 from harness.answers.extract import extract, last_boxed
 from harness.answers.math_equiv import latex_to_expr, math_equiv, normalize_latex
 from harness.answers.metrics import get_metric
-from harness.spec.task import ExtractSpec
+from harness.spec.scoring import ExtractSpec
 
 
 @pytest.mark.parametrize(("text", "want"), [

@@ -18,7 +18,7 @@ from harness.cli.main import app
 from harness.config import RunConfig
 from harness.errors import TaskSpecError
 from harness.run.evaluate import evaluate
-from harness.spec.task import ExtractSpec
+from harness.spec.scoring import ExtractSpec
 from tests.fixtures.fake_model import FakeLM
 from tests.helpers import within
 

@@ -24,7 +24,8 @@ from harness.scoring import stats
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns, task_reports
 from harness.spec.buckets import build_buckets
-from harness.spec.task import BucketsSpec, GapsSpec, RolesSpec
+from harness.spec.scoring import GapsSpec
+from harness.spec.task import BucketsSpec, RolesSpec
 from harness.tasks.loader import load_spec
 
 TASK = """\

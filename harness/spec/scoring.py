@@ -1,0 +1,73 @@
+"""The task file's scoring keys: how the answer is taken from the output (``scoring.extract``),
+the per-sample metric (``scoring.metric``), the gaps reported (``gaps:``) and the task-level
+analyses (``analyses:``); each names a registered block (``harness extractors|metrics|gaps|
+analyses list``) and its parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from harness.spec.base import FrozenSpec as _Spec
+
+
+class ExtractSpec(_Spec):
+    """How the answer is taken from raw generated text."""
+
+    kind: str = Field(
+        "strip",
+        description="registered extractor: strip (whitespace), first_line, regex (`pattern`), "
+                    "last_number, boxed (\\boxed{}); see `harness extractors list`"
+    )
+    pattern: str | None = Field(
+        None, description="regex for kind=regex (first group, else whole match)"
+    )
+
+
+class ScoringSpec(_Spec):
+    """Answer extraction and the per-sample metric."""
+
+    extract: ExtractSpec = Field(ExtractSpec(), description="how to get the answer from the output")
+    metric: str = Field(
+        "exact_match",
+        description="registered metric (exact_match, numeric_match, …; see `harness metrics list`)",
+    )
+
+
+class GapsSpec(_Spec):
+    """Which generalization gaps to report, and their parameters."""
+
+    report: list[str] = Field(
+        ["id_ood", "retention", "horizon"],
+        description="registered gaps to compute (id_ood, retention, horizon, …; see `harness gaps "
+        "list`)",
+    )
+    horizon_threshold: float = Field(
+        0.5, gt=0, le=1, description="horizon: fraction of ID accuracy to keep"
+    )
+    bootstrap: int = Field(1000, ge=100, description="bootstrap resamples a plugin gap may draw "
+                           "(the built-in gaps use score intervals)")
+    baseline: float | None = Field(
+        None, ge=0, le=1, exclude_if=lambda v: v is None,
+        description="the score every bucket is judged against, where the best constant answer "
+        "(the default, computed from the items) is not the right floor; needs baseline_reason",
+    )
+    baseline_reason: str | None = Field(
+        None, min_length=1, exclude_if=lambda v: v is None,
+        description="why the declared baseline replaces the best constant answer",
+    )
+
+    @model_validator(mode="after")
+    def _baseline_has_reason(self) -> GapsSpec:
+        if (self.baseline is None) != (self.baseline_reason is None):
+            raise ValueError("baseline and baseline_reason go together: a declared baseline "
+                             "says why the best constant answer is not the floor")
+        return self
+
+
+class AnalysisSpec(_Spec):
+    """A registered task-level analysis (compositionality gap, SGR, CPS, …) and its parameters."""
+
+    name: str = Field(description="registered analysis (see `harness analyses list`)")
+    params: dict[str, Any] = Field({}, description="keyword parameters of the analysis")
