@@ -182,12 +182,12 @@ def validate(
         "--deep", hidden=True, help="Kept for old scripts: items are made by default.")] = False,
 ) -> None:
     """Validate task files (_ bases as partial tasks) and make one item per bucket of each
-    generator source; one line per file, every problem of a file shown; exits 1 if any is
-    invalid."""
+    generator source and every record of a local data file; one line per file, every problem
+    of a file shown; exits 2 if any is invalid, as eval refuses it."""
     restrict(restrict_paths)
-    from harness.tasks.loader import load_spec, validate_base
+    from harness.tasks.loader import load_checked, validate_base
     from harness.tasks.origins import merge_includers, problem_of
-    from harness.tasks.task_checks import check_task
+    from harness.tasks.task_checks import check_records, check_task
     from harness.tasks.variants import files_finder, files_hint
 
     found: list[tuple[str, list[str]]] = []  # each file's "ok" line, or its problems
@@ -197,10 +197,21 @@ def validate(
                 n = validate_base(f)
                 found.append((f"ok: {f} (base for include:, {n} key(s))", []))
             else:
-                spec = load_spec(f)
-                check_task(spec, f, f.parent, items=not no_items,  # as eval checks it
-                           find=files_finder(f), hint=files_hint(f))
-                found.append((f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))", []))
+                spec, lines = load_checked(f)  # every problem of the file in one pass: the
+                try:  # spec's, then (as far as it could be read) its records'
+                    if spec is not None and not lines:
+                        check_task(spec, f, f.parent, items=not no_items,  # as eval checks it
+                                   find=files_finder(f), hint=files_hint(f))
+                    elif spec is not None and not no_items:
+                        check_records(spec, f, f.parent)
+                except HarnessError as e:
+                    lines += str(e).splitlines() or [type(e).__name__]
+                if lines:
+                    found.append(("", list(dict.fromkeys(lines))))
+                else:
+                    assert spec is not None
+                    found.append((f"ok: {f} ({spec.name}, {len(spec.templates)} template(s))",
+                                  []))
         except HarnessError as e:
             found.append(("", str(e).splitlines() or [type(e).__name__]))
     # a problem of a file that several include: once, where it first shows, naming them all
@@ -213,7 +224,7 @@ def validate(
             if problem_of(line) in merged:
                 typer.echo(f"error: {merged.pop(problem_of(line))}", err=True)
     if any(lines for _, lines in found):
-        raise typer.Exit(1)
+        raise typer.Exit(2)
 
 
 def _task_files(paths: list[Path]) -> list[Path]:

@@ -123,6 +123,14 @@ def _format(source: FilesSource, path: Path) -> str:
 
 def read_records(source: FilesSource, base_dir: Path) -> list[dict[str, Any]]:
     """All records of the file, in file order (downloaded from ``url`` when ``path`` is absent)."""
+    return [rec for _, rec in read_numbered(source, base_dir)[1]]
+
+
+def read_numbered(source: FilesSource, base_dir: Path
+                  ) -> tuple[Path, list[tuple[int, dict[str, Any]]]]:
+    """The file read (downloaded from ``url`` when ``path`` is absent) and its records in file
+    order, each with the line it starts on (a csv/tsv row: its first line; the header is
+    line 1)."""
     path = fetch_file(resolve_path(source.path, base_dir), source.url, source.sha256)
     fmt = _format(source, path)
     text = read_data(path, "source.path")
@@ -138,6 +146,11 @@ def read_records(source: FilesSource, base_dir: Path) -> list[dict[str, Any]]:
                     raise HarnessError(f"{path}:{n}: invalid JSON: {e.msg}") from None
                 if not isinstance(rec, dict):
                     raise HarnessError(f"{path}:{n}: expected a JSON object per line")
-                out.append(rec)
-            return out
-        return [dict(r) for r in csv.DictReader(f, delimiter="\t" if fmt == "tsv" else ",")]
+                out.append((n, rec))
+            return path, out
+        reader = csv.DictReader(f, delimiter="\t" if fmt == "tsv" else ",")
+        rows, start = [], 2
+        for r in reader:
+            rows.append((start, dict(r)))
+            start = reader.line_num + 1
+        return path, rows

@@ -87,10 +87,17 @@ def build_buckets(
         id_set = _inside(spans, roles.id_range.min, roles.id_range.max)
     else:
         assert roles.id_max is not None
-        id_set = {
-            lab for lab, lo, hi, closed in spans
-            if Bucket(0, lab, lo, hi, closed, "ID").top <= roles.id_max
-        }
+        id_set = set()
+        for lab, lo, hi, closed in spans:
+            top = Bucket(0, lab, lo, hi, closed, "ID").top
+            if top <= roles.id_max:
+                id_set.add(lab)
+            elif lo <= roles.id_max and not (math.isnan(lo) or math.isnan(top)):
+                raise ValueError(
+                    f"roles.id_max: bucket {lab} holds values on both sides of id_max "
+                    f"{format_value(roles.id_max)} (from {format_value(lo)} to "
+                    f"{format_value(top)}); put a bucket edge just past id_max, or set id_max "
+                    "to a bucket's last value")
     out = [
         Bucket(i, lab, lo, hi, closed, "ID" if lab in id_set else "OOD")
         for i, (lab, lo, hi, closed) in enumerate(spans)

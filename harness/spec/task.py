@@ -53,6 +53,10 @@ class BucketsSpec(_Spec):
     quantiles: int | None = Field(
         None, ge=2, description="N equal-count buckets q1..qN cut from the data"
     )
+    allow_outside: bool = Field(False, exclude_if=lambda v: not v, description="data records "
+                                "outside every bucket are left out on purpose (validate: no error)")
+    allow_empty: bool = Field(False, exclude_if=lambda v: not v, description="a bucket may hold "
+                              "no record of the data (validate: no error)")
 
     @model_validator(mode="after")
     def _one_kind(self) -> BucketsSpec:

@@ -6,20 +6,19 @@ into one line: ``file:line: key.path: problem``.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from harness.errors import TaskSpecError
 from harness.sources.paths import check_read
-from harness.spec.sources import SourceSpec
-from harness.spec.task import OutputSpec, TaskSpec, type_tags
+from harness.spec.task import TaskSpec
 from harness.tasks.origins import KeySources
+from harness.tasks.schema_errors import all_errors, without
 
 try:  # the C loader is several times faster; fall back where libyaml is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -185,115 +184,13 @@ def resolve_includes(path: Path, _stack: tuple[Path, ...] = ()) -> dict[str, Any
     return _merge(merged, data)
 
 
-def _allowed_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
-    """Field names allowed at the parent of ``loc`` (for "did you mean")."""
-    current: Any = model
-    annotation: Any = None
-    for key in loc[:-1]:
-        if isinstance(key, int):
-            continue
-        fields = getattr(current, "model_fields", None)
-        if fields is not None and key in fields:
-            annotation = fields[key].annotation
-            current = _model_in(annotation)
-        elif annotation is not None:  # a discriminated-union tag (e.g. "multiple_choice")
-            current = _model_in(annotation, tag=str(key)) or current
-        else:
-            return []
-    fields = getattr(current, "model_fields", {})
-    return list(fields)
-
-
-def _model_in(annotation: Any, tag: str | None = None) -> Any:
-    """The pydantic model class inside an annotation like ``list[X]`` or ``X | None``; with
-    ``tag``, the union member whose ``type`` literal is ``tag``."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        if tag is None:
-            return annotation
-        field = annotation.model_fields.get("type")
-        return annotation if field is not None and tag in getattr(
-            field.annotation, "__args__", ()) else None
-    for arg in getattr(annotation, "__args__", ()):
-        found = _model_in(arg, tag)
-        if found is not None:
-            return found
-    return None
-
-
-# the member tags pydantic puts in an error's location for a discriminated union (not in the file)
-_UNION_TAGS = frozenset(type_tags(SourceSpec) + type_tags(OutputSpec))
-
-
-def _file_loc(err: Mapping[str, Any]) -> tuple[int | str, ...]:
-    """The error's key path as written in the file (union tags such as "generator" left out)."""
-    return tuple(x for x in err["loc"] if x not in _UNION_TAGS)
-
-
-def _suggestion(err: Mapping[str, Any]) -> tuple[str | None, list[str]]:
-    """For an unknown key: the closest allowed key (never the key itself) and every allowed key."""
-    allowed = _allowed_keys(TaskSpec, err["loc"])
-    key = str(err["loc"][-1])
-    close = difflib.get_close_matches(key, [a for a in allowed if a != key], n=1, cutoff=0.5)
-    return (close[0] if close else None), allowed
-
-
-def _format_error(path: Path | str, err: dict[str, Any], sources: KeySources | None) -> str:
-    from harness.templates import one_line
-
-    loc = _file_loc(err)
-    dotted = one_line(".".join(str(x) for x in loc), 200) or "(top level)"
-    shown, line, by, _ = sources.locate(loc) if sources else (str(path), None, "", 0)
-    where = f"{shown}:{line}" if line else shown
-    if err["type"] == "extra_forbidden":
-        close, allowed = _suggestion(err)
-        hint = f" (did you mean '{close}'?)" if close else f" (allowed: {', '.join(allowed)})"
-        return f"{where}: {dotted}: unknown key{hint}{by}"
-    msg = one_line(str(err["msg"]), 500)
-    if loc == ("items_from",) and err["type"] == "string_pattern_mismatch":
-        msg = (f"{err['input']!r} is not a task address: write NAMESPACE/TASK, as --tasks names "
-               "it (a package's tasks: its harness.tasks entry-point name, e.g. mybench/moves "
-               "for its tasks/moves.yaml)")
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    return f"{where}: {dotted}: {msg}{by}"
-
-
-# errors a partial task (a ``_`` base file) may have: keys (and block types) left to includers
-_PARTIAL_OK = frozenset({"missing", "union_tag_not_found"})
-
-
-def _all_errors(where: Path | str, e: ValidationError, sources: KeySources | None,
-                partial: bool = False) -> str:
-    """Every problem, one line each, in file order (a missing key last; none for a missing key
-    that a misspelt key meant), each at the file and line that give its key (``sources``: the
-    include tree; None for a spec given as data); ``partial``: without the keys a base file
-    may leave out."""
-
-    def order(err: Any) -> tuple[int, int]:
-        if sources is None:
-            return 0, 0
-        _, line, _, place = sources.locate(_file_loc(err))
-        return (place, line) if line else (1 << 30, 0)
-
-    errors = sorted(e.errors(), key=order)
-    meant: set[tuple[Any, ...]] = set()  # what misspelt keys meant: their "missing" is no news
-    for err in errors:
-        if err["type"] == "extra_forbidden":
-            close, _ = _suggestion(err)
-            meant.add((*_file_loc(err)[:-1], close))
-    lines = [_format_error(where, dict(err), sources) for err in errors
-             if not (partial and err["type"] in _PARTIAL_OK)
-             and not (err["type"] == "missing" and _file_loc(err) in meant)]
-    return "\n".join(dict.fromkeys(lines))  # a problem reported twice is shown once
-
-
 def spec_from_data(data: Mapping[str, Any], where: str) -> TaskSpec:
     """Validate a task given as a mapping (e.g. by a plugin) with the same schema as a file;
     errors read ``where: key.path: problem``. Registry checks run later (``check_spec``)."""
     try:
         return TaskSpec.model_validate(dict(data))
     except ValidationError as e:
-        raise TaskSpecError(_all_errors(where, e, None)) from None
+        raise TaskSpecError(all_errors(where, e, None)) from None
 
 
 def load_spec(path: str | Path) -> TaskSpec:
@@ -301,19 +198,29 @@ def load_spec(path: str | Path) -> TaskSpec:
     problem of the file in one pass: the schema's, and (when the file validates without the
     keys the schema refused) the checks against the registries, templates and generator
     parameters; each at the file and line that give its key."""
+    spec, lines = load_checked(path)
+    if lines or spec is None:
+        raise TaskSpecError("\n".join(lines))
+    return spec
+
+
+def load_checked(path: str | Path) -> tuple[TaskSpec | None, list[str]]:
+    """``load_spec`` without raising: the spec as far as it could be read (without the keys the
+    schema refused; None when even that fails) and every problem found, one line each, so that
+    ``harness tasks validate`` can go on to check the task's records with it."""
     p = Path(path)
     if not p.exists():
-        raise TaskSpecError(f"{p}: file not found")
+        return None, [f"{p}: file not found"]
     data = resolve_includes(p)
     lines: list[str] = []
     try:
         spec: TaskSpec | None = TaskSpec.model_validate(data)
     except ValidationError as e:
         sources = _sources(p)
-        lines = _all_errors(p, e, sources).splitlines()
-        spec = _without(data, e)
+        lines = all_errors(p, e, sources).splitlines()
+        spec = without(data, e)
     if spec is None:
-        raise TaskSpecError("\n".join(lines))
+        return None, lines
     from harness.tasks.checks import check_spec
     from harness.tasks.template_sets import expand_templates
 
@@ -323,9 +230,7 @@ def load_spec(path: str | Path) -> TaskSpec:
     except TaskSpecError as e:
         sources = _sources(p)
         lines += [sources.relocate(line) for line in str(e).splitlines()]
-    if lines:
-        raise TaskSpecError("\n".join(dict.fromkeys(lines)))
-    return spec
+    return spec, list(dict.fromkeys(lines))
 
 
 def placed(path: Path | str, lines: list[str]) -> list[str]:
@@ -346,29 +251,6 @@ def _sources(p: Path) -> KeySources:
     return KeySources(p, lambda f: read_yaml(f, with_node=True))
 
 
-def _without(data: dict[str, Any], e: ValidationError) -> TaskSpec | None:
-    """The spec of ``data`` without the keys the schema refused (so that the later checks can
-    report their problems too); None when it does not validate without them."""
-    import copy
-
-    trimmed = copy.deepcopy(data)
-    for err in e.errors():
-        loc = _file_loc(err)
-        parent: Any = trimmed
-        for key in loc[:-1]:
-            try:
-                parent = parent[key]
-            except (KeyError, IndexError, TypeError):
-                return None
-        if not loc or not isinstance(parent, dict) or loc[-1] not in parent:
-            return None  # a missing key, or a problem of a whole block: nothing to leave out
-        del parent[loc[-1]]
-    try:
-        return TaskSpec.model_validate(trimmed)
-    except ValidationError:
-        return None
-
-
 def validate_base(path: str | Path) -> int:
     """Validate a ``_``-prefixed base file (with its own includes) as a partial task: every key
     it gives must be known and well formed; keys it leaves out are not required. Returns the
@@ -380,7 +262,7 @@ def validate_base(path: str | Path) -> int:
     try:
         TaskSpec.model_validate(data)
     except ValidationError as e:
-        message = _all_errors(p, e, _sources(p), partial=True)
+        message = all_errors(p, e, _sources(p), partial=True)
         if message:
             raise TaskSpecError(message) from None
     return len(data)

@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError, TaskSpecError
+from harness.sources.read import check_source
 from harness.spec.sources import GeneratorSource
 from harness.spec.task import TaskSpec
 from harness.tasks.item_checks import item_problems
+from harness.tasks.record_checks import record_problems
 from harness.tasks.variants import FindTask, check_items_from, close_addresses, index_finder
+from harness.templates import one_line
 
 if TYPE_CHECKING:
     from harness.tasks.index import TaskIndex
@@ -26,14 +29,12 @@ def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = T
                hint: Callable[[str], str] = lambda name: "") -> None:
     """Each record source (a local data file of a known format, a regular file within its size
     bound: never a device such as ``/dev/zero``; inside ``--restrict-paths``); with ``items``,
-    one item per bucket of each generator source (``check_items``); with ``find`` (how the task
+    one item per bucket of each generator source (``check_items``) and every record of each
+    local data file (``record_checks``); with ``find`` (how the task
     an ``items_from`` names is found), that the task it names makes the same items
     (``harness.tasks.variants``; ``address``: this task's own; ``hint(name)``: added for a
     name that is no task). A ``TaskSpecError`` lists every problem, one line each, at the
     file and line of its key where ``path`` is a task file."""
-    from harness.sources.read import check_source
-    from harness.templates import one_line
-
     problems: list[tuple[str, Exception]] = []
     for key, src in (("source", spec.source), ("fewshot.source", spec.fewshot.source)):
         if src is not None and not isinstance(src, GeneratorSource):
@@ -43,6 +44,7 @@ def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = T
                 text = one_line(str(e))
                 problems.append((f"{path}: {key}.{text.removeprefix('source.')}"
                                  if text.startswith("source.") else f"{path}: {key}: {text}", e))
+    unreadable = bool(problems)
     if find is not None:
         try:
             check_items_from(spec, path, base_dir, find, address, hint)
@@ -50,11 +52,30 @@ def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = T
             problems.append((str(e), e))
     if items:
         problems += item_problems(spec, path)
+        if not unreadable:  # a data file that could not be opened has nothing more to say
+            problems += record_problems(spec, path, base_dir)
     if problems:  # the first cause kept: the plugin that raised can be named, its stack shown
         from harness.tasks.loader import placed
 
         lines = placed(path, [line for line, _ in problems])
         raise TaskSpecError("\n".join(lines)) from problems[0][1]
+
+
+def check_records(spec: TaskSpec, path: Path | str, base_dir: Path) -> None:
+    """Only the records of ``spec``'s local data files (``record_checks``), for a task file
+    whose spec has problems of its own: ``validate`` shows both in one pass. A source that
+    cannot be read (or lies outside ``--restrict-paths``) is left to the full check."""
+    for src in (spec.source, spec.fewshot.source):
+        if src is not None and not isinstance(src, GeneratorSource):
+            try:
+                check_source(src, base_dir)
+            except HarnessError:
+                return
+    problems = record_problems(spec, path, base_dir)
+    if problems:
+        from harness.tasks.loader import placed
+
+        raise TaskSpecError("\n".join(placed(path, [line for line, _ in problems])))
 
 
 def check_indexed(index: TaskIndex, ref: TaskRef, spec: TaskSpec, items: bool = True,

@@ -120,7 +120,7 @@ def test_invalid_task_files(tmp_path: Path) -> None:
         "buckets: {values: [1, 2]}\nroles: {id_max: 1}\ntemplates: [{id: a, prompt: x}]\n"
         "output: {type: generate, max_tokns: 5}\n")
     r = harness("tasks", "validate", str(d / "broken.yaml"), str(d / "typo.yaml"))
-    assert r.returncode == 1
+    assert r.returncode == 2
     err = r.stderr.splitlines()
     assert err[0].startswith(f"error: {d / 'broken.yaml'}:") and "malformed YAML" in err[0]
     assert (

@@ -112,7 +112,7 @@ def test_task_using_broken_generator_or_metric(site: Path, tmp_path: Path) -> No
         kwargs = {key: value}
         (d / "t.yaml").write_text(task_yaml("t", **kwargs))
         r = harness(site, "tasks", "validate", str(d / "t.yaml"), markers=tmp_path)
-        assert r.returncode == 1
+        assert r.returncode == 2
         assert f"plugin broken-plugin (harness.{key}s:{value}) failed to load: RuntimeError" \
             in r.stderr and "Traceback" not in r.stderr, r.stderr
 

@@ -126,7 +126,7 @@ def test_a_decorator_reusing_a_builtin_name_fails_its_plugin_only(tmp_path: Path
               {"reuse_gen.py": DECORATED})
     (tmp_path / "t.yaml").write_text(task_yaml("t", generator="copy2"))
     r = harness(site, "tasks", "validate", str(tmp_path / "t.yaml"))
-    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "Traceback" not in r.stderr
     assert ("generator 'copy' is already registered by harness.generators.sequences"
             in r.stderr), r.stderr
     (tmp_path / "u.yaml").write_text(task_yaml("u", generator="copy"))

@@ -92,7 +92,7 @@ def test_plugin_and_include_path_define_the_same_address(site: Path, tmp_path: P
 def test_same_generator_name_from_two_plugins(site: Path, tmp_path: Path) -> None:
     (tmp_path / "t.yaml").write_text(task_yaml("t", generator="twingen"))
     r = harness(site, "tasks", "validate", str(tmp_path / "t.yaml"))
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert "generator 'twingen' is provided by more than one plugin: gen-one==1.0" in r.stderr
     assert "gen-two==1.0" in r.stderr
 

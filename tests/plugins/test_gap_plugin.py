@@ -105,6 +105,6 @@ def test_unknown_and_shadowing_gap_plugins(tmp_path: Path) -> None:
     assert r.returncode == 1 and "shadowed: the built-in gap 'id_ood' is used" in r.stdout
     tasks = _task(tmp_path, "ood_rat")
     r = harness(site, "tasks", "validate", str(tasks / "mine" / "yesno.yaml"))
-    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "gaps.report.1: unknown gap 'ood_rat'" in r.stderr
     assert "harness gaps list" in r.stderr

@@ -114,4 +114,4 @@ def test_plugin_blocks_are_listed_with_their_distribution(tmp_path: Path) -> Non
     assert row.split()[1] == "blocks-demo==3.1" and row.endswith("Every answer is right.")
     (tmp_path / "t.yaml").write_text(task_yaml("t", generator="leters"))
     r = harness(site, "tasks", "validate", str(tmp_path / "t.yaml"))
-    assert r.returncode == 1 and "(did you mean: letters, " in r.stderr
+    assert r.returncode == 2 and "(did you mean: letters, " in r.stderr

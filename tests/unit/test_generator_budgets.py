@@ -51,7 +51,7 @@ def test_validate_refuses_parameters_that_would_hang(tmp_path: Path, case: str) 
     f = _task(tmp_path, shipped, params)
     with within(30):
         result = CliRunner().invoke(app, ["tasks", "validate", str(f)])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     (line,) = result.output.strip().splitlines()
     assert line.startswith(f"error: {f}:3: ") and expected in line, line
 
@@ -134,7 +134,7 @@ def test_validate_makes_one_item_per_bucket(tmp_path: Path,
     assert static.exit_code == 0, static.output  # the file alone is fine
     with within(60):
         result = CliRunner().invoke(app, ["tasks", "validate", str(f)])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     (line,) = result.output.strip().splitlines()
     assert line.startswith(f"error: {f}:3: source: generator 'string_rewriting': making one item "
                            "at difficulty 0 took over 1 s"), line

@@ -121,7 +121,7 @@ def test_validate_names_the_bucket_whose_difficulty_the_generator_refuses(
         r = CliRunner().invoke(app, ["tasks", "validate", str(folder)])
     finally:
         forget(GENERATORS, "t37_board", "t37_none")
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert r.output.splitlines() == [
         f"error: {folder / 'every.yaml'}:3: source: generator 't37_none': no board at all "
         "(bucket 3 and the last, bucket 8: the parameters, not one bucket)",

@@ -141,7 +141,7 @@ def test_a_variant_whose_items_would_differ_from_the_named_tasks_is_refused(
     (include / "mine" / "data.jsonl").write_text('{"text": "a", "target": "a", "length": 2}\n')
     r = CliRunner().invoke(app, ["tasks", "validate", "--no-items", str(include)])
     errors = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
-    assert r.exit_code == 1 and len(errors) == 1, r.output
+    assert r.exit_code == 2 and len(errors) == 1, r.output
     assert errors[0].startswith(f"error: {f}:3: items_from: {says}"), errors[0]
     assert f"ok: {include / 'mine' / 'moves.yaml'}" in r.output
     model = ScriptedLM("x")
@@ -213,6 +213,6 @@ def test_validate_finds_the_named_task_in_a_plugin_packages_own_folder(tmp_path:
     (folder / "steps.yaml").write_text("include: moves.yaml\nname: steps\nitems_from: "
                                        "mybench/moves\nbuckets: {values: [2, 3]}\n")
     r = CliRunner().invoke(app, ["tasks", "validate", "--no-items", str(folder)])
-    assert r.exit_code == 1 and r.output.splitlines()[-1].startswith(
+    assert r.exit_code == 2 and r.output.splitlines()[-1].startswith(
         f"error: {folder / 'steps.yaml'}:3: items_from: buckets differ from mybench/moves's "
         "(buckets.values [2, 3] here, [2, 3, 6] in mybench/moves)"), r.output

@@ -95,7 +95,7 @@ def test_without_a_namespace_the_hint_never_names_a_bare_address(tmp_path: Path)
 def test_a_bare_items_from_says_what_to_write(tmp_path: Path) -> None:
     folder = _package(tmp_path, items_from="depth")
     r = CliRunner().invoke(app, ["tasks", "validate", "--no-items", str(folder)])
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert f"error: {folder / 'stepwise.yaml'}:3: items_from: 'depth' is not a task address: " \
         "write NAMESPACE/TASK" in r.output, r.output
     assert "should match pattern" not in r.output
@@ -104,7 +104,7 @@ def test_a_bare_items_from_says_what_to_write(tmp_path: Path) -> None:
 def test_a_typo_in_items_from_gets_close_names(tmp_path: Path) -> None:
     folder = _package(tmp_path, items_from="mypkg/deth")
     r = CliRunner().invoke(app, ["tasks", "validate", "--no-items", str(folder)])
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert f"error: {folder / 'stepwise.yaml'}:3: items_from: no task 'mypkg/deth' (did you " \
         "mean: mypkg/depth?)" in r.output, r.output
     with pytest.raises(HarnessError, match=r"no task 'mypkg/deth' \(did you mean: mypkg/depth\?"):

@@ -32,7 +32,7 @@ def test_check_refuses_what_validate_refuses(tmp_path: Path) -> None:
     assert r.returncode == 1, r.stdout + r.stderr
     assert _row(r.stdout, "tasks").endswith(f"error: {line}"), r.stdout
     r = harness(site, "tasks", "validate", str(site / "mine_tasks"))
-    assert r.returncode == 1 and f"error: {line}" in r.stderr.splitlines(), r.stderr
+    assert r.returncode == 2 and f"error: {line}" in r.stderr.splitlines(), r.stderr
 
 
 def test_check_counts_the_problems_it_does_not_show(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def test_a_refused_generator_parameter_stops_eval_before_the_model_loads(
     folder = _tasks(tmp_path, bad=COPY.format(name="bad", params=REFUSED),
                     good=COPY.format(name="good", params=""))
     validate = CliRunner().invoke(app, ["tasks", "validate", str(folder / "bad.yaml")])
-    assert validate.exit_code == 1
+    assert validate.exit_code == 2
     (problem,) = validate.output.strip().splitlines()
     _no_model(monkeypatch)
     with pytest.raises(HarnessError) as e:
@@ -121,17 +121,23 @@ def test_a_run_whose_every_task_fails_says_so() -> None:
         "error follows)")
 
 
-def test_tasks_whose_items_fail_at_run_time_end_with_no_task_completed(
+def test_a_record_without_its_target_stops_eval_before_the_model_loads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = _tasks(tmp_path, t=ZERO.replace("/dev/zero", "data.jsonl").replace("zero", "t"))
-    (folder / "data.jsonl").write_text(json.dumps({"q": "a", "level": 1}) + "\n")
-    monkeypatch.setattr(evaluation, "load", lambda cfg: ScriptedLM("x"))
-    run = CliRunner().invoke(app, ["eval", "--model", "scripted:x", "--tasks", "mine/t",
-                                   "--include-path", str(tmp_path / "tasks"), "--no-cache",
-                                   "--output-dir", str(tmp_path / "run")])
-    assert run.exit_code == 1, run.output
-    assert run.output.strip().splitlines()[-1] == (
-        "error: 1 of 1 tasks failed (listed under 'failed' in results.json); no task completed")
+    """Issue 47: every record is checked before the model loads (was: the run started, then
+    the task failed at the drawn item), at the data file's line, with exit 2."""
+    folder = _tasks(tmp_path, t=ZERO.replace("/dev/zero", "data.jsonl").replace("zero", "t")
+                    .replace("values: [1, 2]", "values: [1]"))
+    (folder / "data.jsonl").write_text(json.dumps({"q": "a", "level": 1, "answer": "b"}) + "\n"
+                                       + json.dumps({"q": "c", "level": 1}) + "\n")
+    _no_model(monkeypatch)
+    with pytest.raises(HarnessError) as e:
+        evaluate(_cfg(tmp_path, "mine/t").model_copy(update={"limit_per_bucket": 1}))
+    assert str(e.value).splitlines()[0] == (
+        f"{folder / 'data.jsonl'}:2: the record has no field 'answer' (fields.target) "
+        "(1 of 2 records)")
+    validate = CliRunner().invoke(app, ["tasks", "validate", str(folder / "t.yaml")])
+    assert validate.exit_code == 2
+    assert validate.output.splitlines()[0] == "error: " + str(e.value).splitlines()[0]
 
 
 @pytest.mark.parametrize("flags", [[], ["--deep"], ["--no-items"]])
@@ -140,7 +146,7 @@ def test_validate_refuses_a_files_source_at_dev_zero_as_eval_does(tmp_path: Path
     folder = _tasks(tmp_path, zero=ZERO)
     with within(20):
         result = CliRunner().invoke(app, ["tasks", "validate", *flags, str(folder / "zero.yaml")])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     assert result.output.strip() == (f"error: {folder / 'zero.yaml'}:3: source.path: /dev/zero is "
                                      "a device, not a regular file")
 
@@ -163,7 +169,7 @@ def test_a_files_source_that_is_missing_or_of_unknown_format_fails_validate(
                         "format: jsonl", "format: jsonl, url: 'https://example.invalid/x.jsonl'"))
     (folder / "rows.txt").write_text("{}\n")
     result = CliRunner().invoke(app, ["tasks", "validate", str(folder)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.splitlines() == [
         f"error: {folder / 'gone.yaml'}:3: source.path: file not found: {folder / 'gone.jsonl'}",
         f"ok: {folder / 'later.yaml'} (zero, 1 template(s))",  # downloaded when eval runs

@@ -41,7 +41,7 @@ def test_a_key_typo_and_a_template_variable_typo_are_both_reported(tmp_path: Pat
         "text?) (fields: length, target, text)",
     ]
     result = CliRunner().invoke(app, ["tasks", "validate", "--no-items", str(f)])
-    assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 2, result.output
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 2, result.output
 
 
 def test_every_generator_problem_in_one_pass(tmp_path: Path) -> None:
@@ -96,7 +96,7 @@ def test_a_problem_of_a_file_that_several_include_is_shown_once(
         (folder / f"{name}.yaml").write_text(f"include: base.yaml\nname: {name}\n")
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(app, ["tasks", "validate", "mine"])
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert [ln for ln in r.output.splitlines() if ln.startswith("error")] == [
         "error: mine/base.yaml:10: fewshots: unknown key (did you mean 'fewshot'?) (included "
         "by mine/a.yaml, mine/b.yaml)"]
@@ -129,7 +129,7 @@ def test_problems_found_after_the_schema_name_the_line_of_their_key(tmp_path: Pa
     f.write_text(MOVES.replace("per_bucket: 4}", "per_bucket: 4, params: {unique: true}}")
                  .replace("6]", "30]"))
     r = CliRunner().invoke(app, ["tasks", "validate", str(f)])
-    assert r.exit_code == 1 and r.output.startswith(
+    assert r.exit_code == 2 and r.output.startswith(
         f"error: {f}:5: buckets.values: bucket 30: generator 'copy': "), r.output
 
 

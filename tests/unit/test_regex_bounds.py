@@ -58,7 +58,7 @@ BOMBS = {
 
 def _validate(path: Path) -> list[str]:
     result = CliRunner().invoke(app, ["tasks", "validate", str(path)])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     return result.output.strip().splitlines()
 
 

@@ -58,7 +58,7 @@ def test_a_task_file_that_is_a_fifo_is_one_line(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.yaml")
     with within(20):
         result = CliRunner().invoke(app, ["tasks", "validate", str(tmp_path / "pipe.yaml")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.strip() == (f"error: {tmp_path / 'pipe.yaml'}: is a FIFO (named pipe), "
                                      "not a regular file")
 

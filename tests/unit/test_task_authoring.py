@@ -99,7 +99,7 @@ def test_validate_reports_every_registry_and_template_problem_of_a_file(tmp_path
                           + "name: bad\nscoring: {metric: nosuchmetric, extract: {kind: regex}}\n"
                           + "gaps: {report: [nosuchgap]}\n"})
     r = run_harness("tasks", "validate", str(d / "bad.yaml"))
-    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "Traceback" not in r.stderr
     where = f"error: {d / 'bad.yaml'}"
     lines = r.stderr.splitlines()
     assert [ln.split(": ", 3)[2] for ln in lines] == [
@@ -117,7 +117,7 @@ def test_validate_makes_one_item_per_bucket_so_refused_parameters_fail_there(
     d = _write(tmp_path, {"uniq.yaml": BASE.replace(
         "per_bucket: 4}", "per_bucket: 4, params: {alphabet: ab, unique: true}}") + "name: u\n"})
     r = run_harness("tasks", "validate", str(d / "uniq.yaml"))
-    assert r.returncode == 1, r.stdout
+    assert r.returncode == 2, r.stdout
     # bucket 2 works, so the line names the first bucket whose difficulty is refused
     assert r.stderr == (f"error: {d / 'uniq.yaml'}:4: buckets.values: bucket 3: generator 'copy': "
                         "unique: length "
@@ -171,7 +171,7 @@ def test_validate_reports_bad_bases_and_tasks_in_subfolders(tmp_path: Path) -> N
     with pytest.raises(TaskSpecError, match=r"output.max_tokns: unknown key"):
         validate_base(root / "_gen.yaml")
     r = run_harness("tasks", "validate", str(root))
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stdout.splitlines() == [f"ok: {root / 'deep' / 'er' / 'u.yml'} (u, 1 template(s))"]
     # t.yaml's problem is in the file it includes: shown there, t.yaml named (issue 37, 4),
     # and once, though the base and t.yaml are both validated
@@ -245,7 +245,7 @@ def test_analysis_params_checked_when_the_task_loads(tmp_path: Path, params: str
     d = _write(tmp_path, {"t.yaml": BASE + "name: t\nanalyses:\n"
                           f"  - {{name: compositionality_gap, params: {params}}}\n"})
     r = run_harness("tasks", "validate", str(d / "t.yaml"))
-    assert r.returncode == 1 and r.stdout == ""
+    assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == f"error: {d / 't.yaml'}:10: {message}"
 
 

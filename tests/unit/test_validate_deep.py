@@ -93,7 +93,7 @@ def test_validate_catches_it_in_one_line(tmp_path: Path, case: str) -> None:
     assert old in BASE
     f = _write(tmp_path, case, BASE.replace(old, new, 1))
     result = CliRunner().invoke(app, ["tasks", "validate", str(f)])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.output.strip().splitlines()
     if case in ("huge_param", "huge_int_param"):  # another generator: its fields do not fit
@@ -156,7 +156,7 @@ def test_restrict_paths_confines_includes_and_sources(tmp_path: Path,
     try:
         result = runner.invoke(app, ["tasks", "validate", "--restrict-paths", str(out), str(ok)])
         lines = result.output.strip().splitlines()
-        assert result.exit_code == 1
+        assert result.exit_code == 2
         assert lines[0].startswith(f"error: {out}: include: ") and "--restrict-paths" in lines[0]
         assert lines[1].startswith(f"ok: {ok}")
         from harness.sources.read import read_source
