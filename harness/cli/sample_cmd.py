@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -12,8 +13,8 @@ from harness.cli.task_args import IncludeOpt, RestrictOpt, restrict, task_index
 from harness.errors import TRACEBACK_ENV, HarnessError, ItemError
 
 if TYPE_CHECKING:
-    from harness.items import Instance
-    from harness.spec.task import TaskSpec, TemplateSpec
+    from harness.scoring.prepared import Prepared
+    from harness.spec.task import TaskSpec
 
 ITEM_HELP = (
     "Only this item: its index within --bucket (as an error of eval names it) or its id (as "
@@ -28,7 +29,7 @@ SCORE_HELP = (
 
 def sample(
     task: str,
-    n: Annotated[int, typer.Option("-n", min=1, help="How many items.")] = 3,
+    n: Annotated[int, typer.Option("-n", min=1, help="How many items: the first N that eval --limit-per-bucket N asks (of --bucket).")] = 3,
     bucket: Annotated[str | None, typer.Option(help="Only this bucket label.")] = None,  # noqa: UP007
     item: Annotated[str | None, typer.Option(help=ITEM_HELP)] = None,  # noqa: UP007
     template: Annotated[str | None, typer.Option(help="Template id (default: first).")] = None,  # noqa: UP007
@@ -42,11 +43,13 @@ def sample(
     include_path: IncludeOpt = None,
     restrict_paths: RestrictOpt = False,
 ) -> None:
-    """Print rendered prompts and targets exactly as the model would see them (the items that
-    harness eval --seed SEED runs); --score ANSWER also scores an answer to each."""
+    """Print rendered prompts and targets exactly as the model would see them: -n N shows the
+    first N items that harness eval --seed SEED --limit-per-bucket N asks (of --bucket); --score
+    ANSWER also scores an answer to each."""
     restrict(restrict_paths)
-    from harness.items import FEWSHOT_ID_PREFIX, build_instances, items_address, select_fewshot
-    from harness.outputs.prompts import build_prompt, target_text
+    from harness.config import RunConfig
+    from harness.items import FEWSHOT_ID_PREFIX
+    from harness.run.plan import plan_task
     from harness.tasks.task_checks import check_indexed
 
     if traceback:
@@ -59,32 +62,33 @@ def sample(
     if template is not None and template not in tpls:
         raise HarnessError(f"--template: {ref.address} has no template {template!r} "
                            f"(templates: {', '.join(tpls)})")
-    tpl = tpls[template] if template else spec.templates[0]
     if score is not None:
         _check_scorable(spec, ref.address)
-    k = spec.fewshot.k if num_fewshot is None else num_fewshot
     exemplar = item is not None and item.startswith(FEWSHOT_ID_PREFIX)
-    try:  # an exemplar of any bucket: the pool made for every bucket, as --matched-control does
-        inst = build_instances(spec, ref.address, seed, ref.base_dir, None,
-                               matched_control=exemplar)
-        labels = [b.label for b in inst.buckets]
+    # the run eval makes with --limit-per-bucket N: its first N items of a bucket are these
+    # (an exemplar of any bucket: the pool made for every bucket, as --matched-control does)
+    cfg = RunConfig(model="sample", tasks=[ref.address], seed=seed, num_fewshot=num_fewshot,
+                    templates=[template or spec.templates[0].id], matched_control=exemplar,
+                    limit_per_bucket=n if item is None else None, output_dir=Path("."))
+    try:
+        plan = plan_task(ref, spec, cfg)
+        tpl, base = plan.templates[0], plan.base
+        labels = [b.label for b in plan.buckets]
         if bucket is not None and bucket not in labels:
             raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} "
                                f"(buckets: {', '.join(labels)})")
-        for it in pick_items(inst, bucket, item, n, ref.address):
-            shots = select_fewshot(it, inst.pool, k, seed, items_address(spec, ref.address),
-                                   shared=spec.fewshot.shared)
+        for it in pick_items(plan.inst, bucket, item, n, ref.address):
             kind = " (a few-shot exemplar, never evaluated)" if exemplar else ""
             typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
                        f"{spec.difficulty_name}={it.difficulty:g}{kind}")
             try:
-                prompt, target = build_prompt(spec, tpl, it, shots), target_text(spec, tpl, it)
+                p = plan.prepare(tpl, base, it)
             except HarnessError as e:  # a template the item cannot fill: name the file
                 raise HarnessError(f"{ref.path}: {e}") from None
-            typer.echo(prompt)
-            typer.echo(f">>> target: {target}")
+            typer.echo(p.prompt)
+            typer.echo(f">>> target: {p.target}")
             if score is not None:
-                typer.echo(_scored(spec, ref.address, tpl, it, prompt, target, shots, score))
+                typer.echo(_scored(spec, p, score))
     except ItemError as e:  # a generator, extractor or metric failing: where, as eval says it
         raise HarnessError(e.located(ref.address, seed)) from e
 
@@ -97,15 +101,10 @@ def _check_scorable(spec: TaskSpec, address: str) -> None:
                            "one of its choices and writes no answer to score (drop --score)")
 
 
-def _scored(spec: TaskSpec, address: str, tpl: TemplateSpec, it: Instance, prompt: str, target: str,
-            shots: list[Instance], answer: str) -> str:
-    """``answer`` to the item ``it`` scored as eval scores it: the line that says how."""
+def _scored(spec: TaskSpec, p: Prepared, answer: str) -> str:
+    """``answer`` to the prepared item ``p`` scored as eval scores it: the line that says how."""
     from harness.outputs import output_type
-    from harness.scoring.prepared import Prepared
 
-    p = Prepared(task=address, item=it, template=tpl.id, condition="",
-                 fewshot_ids=[s.id for s in shots], prompt=prompt, target=target,
-                 meta={f: it.record[f] for f in spec.fields.meta if f in it.record})
     rec = output_type(spec).score_answer(spec, p, answer)  # an ItemError names the item
     return (f">>> answer {answer!r}: extracted {rec.extracted!r} ({spec.scoring.extract.kind}), "
             f"score {rec.score:g} ({spec.scoring.metric})")
