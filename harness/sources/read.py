@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.sources.files import check_records, read_records, resolve_path
+from harness.sources.files import check_records, exists, read_records, resolve_path
+from harness.sources.hf import local_files
 from harness.sources.hf import read_records as read_dataset
 from harness.sources.paths import check_read
 from harness.spec.sources import DatasetSource, FilesSource
@@ -23,10 +24,15 @@ def read_source(source: FilesSource | DatasetSource, base_dir: Path) -> list[dic
 def check_source(source: FilesSource | DatasetSource, base_dir: Path) -> None:
     """What ``read_source`` refuses before reading, checked without reading: a path outside
     ``--restrict-paths``, a local data file of unknown format, not a regular file (a device such
-    as ``/dev/zero``, a FIFO, a folder) or too large (``HarnessError`` naming the key)."""
+    as ``/dev/zero``, a FIFO, a folder) or too large, a dataset's local mirror folder without
+    data files at its top level (``HarnessError`` naming the key)."""
     _check_paths(source, base_dir)
     if isinstance(source, FilesSource):
         check_records(source, base_dir)
+    elif source.local_path:
+        local = resolve_path(source.local_path, base_dir)
+        if exists(local) and local.is_dir():
+            local_files(local, source.split)
 
 
 def _check_paths(source: FilesSource | DatasetSource, base_dir: Path) -> None:
