@@ -172,7 +172,8 @@ app.command("sample")(sample)
 @app.command("validate")
 def validate(
     paths: Annotated[list[Path], typer.Argument(
-        help="Task files, or folders searched recursively for *.yaml / *.yml.")],
+        help="Task files, folders searched recursively for *.yaml / *.yml, or the names of "
+        "built-in or installed tasks (as tasks show takes them).")],
     restrict_paths: RestrictOpt = False,
     no_items: Annotated[bool, typer.Option(
         "--no-items", help="Check the files only: do not make the one item per bucket of each "
@@ -193,7 +194,10 @@ def validate(
     found: list[tuple[str, list[str]]] = []  # each file's "ok" line, or its problems
     for f in _task_files(paths):
         try:
-            if f.name.startswith("_"):
+            if not f.exists():
+                found.append(("", [f"{f}: file not found (nor the name of a built-in or "
+                                   "installed task: harness tasks list)"]))
+            elif f.name.startswith("_"):
                 n = validate_base(f)
                 found.append((f"ok: {f} (base for include:, {n} key(s))", []))
             else:
@@ -237,29 +241,19 @@ def _task_files(paths: list[Path]) -> list[Path]:
             if not found:
                 raise HarnessError(f"{p}: no task files (*.yaml, *.yml) in this folder")
             out.extend(found)
+        elif not p.exists() and (named := _task_files_of(str(p))):
+            out.extend(named)  # a task's or suite's name, as show and sample take it
         else:
             out.append(p)  # a missing file is reported by the loader, with the others
     return out
 
 
-@app.command("schema")
-def schema(
-    output: Annotated[Path | None, typer.Option(  # noqa: UP007
-        "--output", "-o", help="Write the schema to this file (default: standard output).")
-    ] = None,
-    base: Annotated[bool, typer.Option(
-        "--base", help="The schema of a _ base file (a partial task: every key optional).")
-    ] = False,
-) -> None:
-    """Print the JSON Schema of a task file (editors validate and complete with it)."""
-    from harness.schema import dumps, task_schema
+def _task_files_of(name: str) -> list[Path]:
+    """The files of the built-in or installed tasks ``name`` names (a task or a suite)."""
+    from harness.tasks.index import TaskIndex
 
-    text = dumps(task_schema(base=base))
-    if output is None:
-        typer.echo(text, nl=False)
-        return
     try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise HarnessError(f"--output: cannot write {output}: {e.strerror or e}") from None
-    typer.echo(f"wrote {output}")
+        refs = TaskIndex.build([]).resolve([name])
+    except HarnessError:
+        return []
+    return [r.path for r in refs if r.spec is None and r.path.is_file()]

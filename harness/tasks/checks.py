@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import jinja2
 
-from harness.errors import HarnessError, TaskSpecError
+from harness.errors import HarnessError, TaskSpecError, UnknownNameError
 from harness.generators.registry import get_generator
 from harness.spec.buckets import build_buckets
 from harness.spec.scoring import AnalysisSpec
@@ -87,8 +87,24 @@ def _named(found: _Problems, get: Callable[[str], _T], name: str, where: str) ->
     try:
         return get(name)
     except HarnessError as e:
-        found.add(f"{where}: {e}")
+        hint = _install_hint(where) if isinstance(e, UnknownNameError) else ""
+        found.add(f"{where}: {e}{hint}")
         return None
+
+
+def _install_hint(where: str) -> str:
+    """For a name no registry knows, in a task file of a package checkout that is not
+    installed: that its own blocks are registered only once it is."""
+    from harness.tasks.namespaces import uninstalled_package
+
+    found = uninstalled_package(Path(where.partition(": ")[0]))
+    if found is None:
+        return ""
+    root, name = found
+    cwd = Path.cwd()
+    shown = root.relative_to(cwd).as_posix() if root.is_relative_to(cwd) and root != cwd else root
+    return (f"; the package {name} this file belongs to is not installed, so what it registers "
+            f"is not known yet: pip install -e {shown}")
 
 
 def _check_buckets(spec: TaskSpec, path: Path | str) -> None:

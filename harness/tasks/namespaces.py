@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.tasks.refs import scan_folder
 
-__all__ = ["folder_namespace", "package_folder", "package_addresses"]
+__all__ = ["folder_namespace", "package_folder", "package_addresses", "uninstalled_package"]
 
 
 def folder_namespace(folder: Path) -> str | None:
@@ -52,6 +52,44 @@ def package_addresses(path: Path) -> list[str]:
     return [r.address for r in scan_folder(folder, "", prefix=f"{name}/")]
 
 
+def uninstalled_package(path: Path) -> tuple[Path, str] | None:
+    """The package (its folder and name) whose checkout holds ``path``, when that package is
+    not installed: the blocks it registers (metrics, generators, extractors) are then unknown
+    until it is; None otherwise (no ``pyproject.toml`` above, or the package is installed)."""
+    from importlib import metadata
+
+    path = path.resolve()
+    for parent in (path, *path.parents) if path.is_dir() else path.parents:
+        if (parent / "pyproject.toml").is_file():
+            name = _project_name(parent / "pyproject.toml")
+            if name is None:
+                return None
+            try:
+                metadata.distribution(name)
+            except metadata.PackageNotFoundError:
+                return parent, name
+            return None
+    return None
+
+
+def _project_name(pyproject: Path) -> str | None:
+    project = _toml(pyproject).get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _toml(pyproject: Path) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if sys.version_info >= (3, 11):  # before, no tomllib: nothing is read
+        import tomllib
+
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return {}
+    return data
+
+
 def _named(root: Path, folder: Path) -> str | None:
     """The entry point of ``root/pyproject.toml`` whose package is ``folder``."""
     for name, value in _task_entry_points(root / "pyproject.toml").items():
@@ -65,15 +103,7 @@ def _named(root: Path, folder: Path) -> str | None:
 
 
 def _task_entry_points(pyproject: Path) -> dict[str, Any]:
-    data: Any = {}
-    if sys.version_info >= (3, 11):  # before, no tomllib: a checkout's namespace is given by hand
-        import tomllib
-
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return {}
-    project = data.get("project")
+    project = _toml(pyproject).get("project")
     eps = project.get("entry-points") if isinstance(project, dict) else None
     tasks = eps.get("harness.tasks") if isinstance(eps, dict) else None
     return tasks if isinstance(tasks, dict) else {}

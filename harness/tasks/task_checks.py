@@ -41,7 +41,7 @@ def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = T
             try:
                 check_source(src, base_dir)
             except HarnessError as e:
-                text = one_line(str(e))
+                text = one_line(str(e)) + _package_data_hint(str(e), base_dir)
                 problems.append((f"{path}: {key}.{text.removeprefix('source.')}"
                                  if text.startswith("source.") else f"{path}: {key}: {text}", e))
     unreadable = bool(problems)
@@ -59,6 +59,15 @@ def check_task(spec: TaskSpec, path: Path | str, base_dir: Path, items: bool = T
 
         lines = placed(path, [line for line, _ in problems])
         raise TaskSpecError("\n".join(lines)) from problems[0][1]
+
+
+def _package_data_hint(problem: str, base_dir: Path) -> str:
+    """For a data file missing beside an installed task file: the packaging step it needs."""
+    if "file not found" not in problem or not {"site-packages", "dist-packages"} & set(
+            base_dir.parts):
+        return ""
+    return ("; the task is installed: list its data files as package data (docs/"
+            "writing-a-task-package.md, \"Data files\")")
 
 
 def check_records(spec: TaskSpec, path: Path | str, base_dir: Path) -> None:

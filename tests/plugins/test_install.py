@@ -4,52 +4,27 @@ records where the task came from. The package's own tests (harness.testing) pass
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+
+from tests.plugins.installed import install_example, site_packages
+from tests.plugins.installed import run as _run
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "plugin-package"
 DIST, VERSION = "genharness-example-plugin", "0.1.0"
 
 
-def _run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(COLUMNS="200", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv that sees this checkout and its dependencies (through a .pth file, no pip
-    download), with the example package pip-installed from a copy of its folder (not editable:
-    the task files must ship in the wheel)."""
-    for needed in ("pip", "setuptools"):  # looked up, not imported (setuptools patches distutils)
-        if importlib.util.find_spec(needed) is None:
-            pytest.skip(f"{needed} is not installed in this environment")
-    tmp = tmp_path_factory.mktemp("plugin_install")
-    src = tmp / "plugin-package"
-    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns(
-        "build", "*.egg-info", "__pycache__", ".pytest_cache"))
-    env_dir = tmp / "venv"
-    r = _run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)])
-    assert r.returncode == 0, r.stderr
-    python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    purelib = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                         "['purelib'])"]).stdout.strip())
-    here = sysconfig.get_paths()["purelib"]  # harness's dependencies, pip and setuptools
-    (purelib / "_genharness_checkout.pth").write_text(f"{REPO}\n{here}\n")
-    r = _run([str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-              "--no-index", str(src)])
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert (purelib / "harness_example" / "tasks" / "digitsum.yaml").is_file()
+    """A fresh venv with the example package pip-installed from a copy of its folder
+    (``install_example``)."""
+    python = install_example(EXAMPLE, tmp_path_factory.mktemp("plugin_install"))
+    assert (site_packages(python) / "harness_example" / "tasks" / "digitsum.yaml").is_file()
     return python
 
 

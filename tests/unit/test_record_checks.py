@@ -142,3 +142,26 @@ def test_eval_refuses_the_same_before_any_model_loads(tmp_path: Path, limit: lis
     assert f"{tmp_path / 'uc.jsonl'}:51: record 'uc50' has no field 'answer'" in str(
         r.exception or r.output), r.output
     assert task.exists()
+
+
+def test_a_metric_of_a_package_not_yet_installed_says_to_install_it(tmp_path: Path) -> None:
+    pkg = tmp_path / "mypkg"
+    (pkg / "src" / "mine" / "tasks").mkdir(parents=True)
+    (pkg / "pyproject.toml").write_text('[project]\nname = "genharness-never-installed"\n'
+                                        'version = "0.1"\n')
+    task = _task(pkg / "src" / "mine" / "tasks", _records(),
+                 extra="scoring: {metric: within_1pct}\n")
+    code, lines = _validate(task)
+    assert code == 2 and len(lines) == 1
+    assert lines[0].endswith("; the package genharness-never-installed this file belongs to is "
+                             f"not installed, so what it registers is not known yet: pip "
+                             f"install -e {pkg}"), lines
+
+
+def test_validate_takes_a_task_name_as_show_does() -> None:
+    r = CliRunner().invoke(app, ["tasks", "validate", "lengthgen/copy"])
+    assert r.exit_code == 0 and r.output.startswith("ok: ") and "copy.yaml" in r.output
+    r = CliRunner().invoke(app, ["tasks", "validate", "lengthgen/nosuch"])
+    assert r.exit_code == 2 and r.output.strip() == (
+        "error: lengthgen/nosuch: file not found (nor the name of a built-in or installed task: "
+        "harness tasks list)")

@@ -1,0 +1,1 @@
+"""Example genharness task package backed by a data file (``tasks/unitconv.jsonl``)."""

@@ -1,0 +1,2 @@
+"""The package's task files and their data file (found through the ``harness.tasks`` entry
+point)."""
