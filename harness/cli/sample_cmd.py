@@ -77,7 +77,11 @@ def sample(
         if bucket is not None and bucket not in labels:
             raise HarnessError(f"--bucket: {ref.address} has no bucket {bucket!r} "
                                f"(buckets: {', '.join(labels)})")
-        for it in pick_items(plan.inst, bucket, item, n, ref.address):
+        picked = pick_items(plan.inst, bucket, item, n, ref.address)
+        if not picked:
+            raise HarnessError(f"--bucket: bucket {bucket} of {ref.address} holds no item "
+                               f"(harness tasks validate {ref.address} says why)")
+        for it in picked:
             kind = " (a few-shot exemplar, never evaluated)" if exemplar else ""
             typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
                        f"{spec.difficulty_name}={it.difficulty:g}{kind}")

@@ -68,3 +68,13 @@ def test_sample_shows_what_eval_asks_of_a_generator(tmp_path: Path) -> None:
                                                                 res.tasks[0].task))
              if r.bucket == "12"]
     assert _shown(["lengthgen/copy", "-n", "2", "--bucket", "12"]) == asked
+
+
+def test_sample_of_an_empty_bucket_says_so(tmp_path: Path) -> None:
+    rows = [{"id": f"uc{i}", "question": f"q{i}", "answer": str(i), "steps": 1 + i % 3}
+            for i in range(30)]
+    (tmp_path / "uc.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "uc.yaml").write_text(TASK)
+    r = CliRunner().invoke(app, ["tasks", "sample", "uc", "--include-path", str(tmp_path),
+                                 "--bucket", "4"])
+    assert r.exit_code != 0 and "--bucket: bucket 4 of uc holds no item" in str(r.exception)
