@@ -147,6 +147,35 @@ def bucket_table(difficulty_name: str, tr: TemplateReport, score: str = "acc %")
     return table
 
 
+def metrics_table(difficulty_name: str, tr: TemplateReport) -> Table | None:
+    """The other metrics of ``scoring.metrics``: each one's score and 95% interval per bucket
+    and per role, in the rows of ``bucket_table`` (None: the task has one metric)."""
+    if not tr.metrics:
+        return None
+    labels = [b.bucket for b in tr.buckets] + [f"all {r.role}" for r in tr.roles]
+    table = Table(title_justify="left")
+    table.add_column(difficulty_name, justify="left", overflow="fold",
+                     min_width=_longest_word([difficulty_name, *labels]))
+    table.add_column("role", no_wrap=True)
+    for m in tr.metrics:
+        head = "acc %" if is_binary(m.metric) else "score %"
+        table.add_column(f"{m.metric} {head}", justify="right", overflow="fold")
+        table.add_column("95% CI", justify="right", no_wrap=True)
+
+    def cells(rows: list[BucketAggregate] | list[RoleAggregate], i: int) -> list[str]:
+        r = rows[i]
+        return [_pct(r.accuracy), f"[{_pct(r.ci_low)}, {_pct(r.ci_high)}]"]
+
+    for i, b in enumerate(tr.buckets):
+        if b.n:
+            table.add_row(b.bucket, b.role, *[c for m in tr.metrics for c in cells(m.buckets, i)])
+    for i, r in enumerate(tr.roles):
+        if r.n:
+            table.add_row(f"all {r.role}", r.role,
+                          *[c for m in tr.metrics for c in cells(m.roles, i)], style="bold")
+    return table
+
+
 def _note(row: BucketAggregate | RoleAggregate) -> str:
     """``floor`` where the score is not above the baseline, ``1 answer N%`` for a constant
     answerer."""
@@ -170,6 +199,9 @@ def print_task(task: TaskResult, console: Console) -> None:
     for tr in task.templates:
         console.print(Text(table_title(task.task, tr.template, tr.condition), style="italic"))
         console.print(bucket_table(task.difficulty_name, tr, score_column(task.spec)))
+        if (others := metrics_table(task.difficulty_name, tr)) is not None:
+            console.print(Text("other metrics (scoring.metrics)", style="italic"))
+            console.print(others)
         skipped = not_evaluated(tr)
         fixed = (tr.template, tr.condition) not in searched
         for line in ([skipped] if skipped else []) + gap_lines(tr.gaps, fixed):

@@ -223,7 +223,9 @@ def _describe(spec: Mapping[str, Any], ran: set[str], shots: set[int | None]
         words += "; conditions: " + ", ".join(
             f"{x.get('id')} (k = {x.get('k', 0)})" for x in fs["conditions"] if isinstance(x, dict))
     sc, out = spec.get("scoring") or {}, spec.get("output") or {}
-    metric = f"{sc.get('metric', '?')} on {out.get('type', '?')} output"
+    others = ", ".join(map(str, (sc.get("metrics") or [])[1:]))
+    also = f" (primary; also {others})" if others else ""
+    metric = f"{sc.get('metric', '?')}{also} on {out.get('type', '?')} output"
     return tpls, words, metric
 
 

@@ -170,6 +170,13 @@ class BucketCell(_Model):
     constant: bool = False  # one answer makes up most of the model's answers here
 
 
+class MetricCells(_Model):
+    """Another metric of a task's ``scoring.metrics`` for one entry (primary report)."""
+
+    buckets: list[BucketCell]  # per-bucket score, in bucket order (no baselines: the primary's)
+    roles: list[BucketCell]  # pooled ID then OOD (label: the role)
+
+
 class Split(_Model):
     """An estimate with its 95% interval (the difficulty + shift split, the edge gap)."""
 
@@ -254,6 +261,8 @@ class TaskRow(_Model):
     shift: Split | None = None  # acc(OOD | matched) − acc(OOD | ID exemplars), paired
     gaps: dict[str, GapCell] = _sparse()  # other registered gaps (measured reports) by name
     buckets: list[BucketCell]  # per-bucket accuracy (primary report), in bucket order
+    metrics: dict[str, MetricCells] = _sparse()  # the task's other metrics by name (primary
+    # report; scoring.metrics after its first)
     analyses: list[AnalysisCell]  # task-level analyses of the run
     spec_sha256: str  # hash of the resolved task spec the run used
     source: str  # the board's copy of the results.json the row comes from

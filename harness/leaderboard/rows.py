@@ -5,15 +5,24 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harness.gaps.report import value_and_ci
 from harness.gaps.shift import MATCHED, has_exemplars
-from harness.leaderboard.board_file import AnalysisCell, BucketCell, GapCell, Split, TaskRow
+from harness.leaderboard.board_file import (
+    AnalysisCell,
+    BucketCell,
+    GapCell,
+    MetricCells,
+    Split,
+    TaskRow,
+)
 from harness.leaderboard.horizons import horizon_cells
 from harness.leaderboard.scores import ItemScores, Sample, item_scores
 from harness.run.results import TaskResult
+from harness.scoring.aggregates import BucketAggregate, RoleAggregate
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
 
@@ -57,6 +66,13 @@ def _cell(d: dict[str, Any]) -> GapCell:
     """A registered gap's cell from its JSON (a field that is not a number: None)."""
     value, lo, hi = value_and_ci(d)
     return GapCell(value=value, ci_low=lo, ci_high=hi)
+
+
+def _cells(rows: Sequence[BucketAggregate | RoleAggregate]) -> list[BucketCell]:
+    """A bucket table's rows as board cells (a role row's label: the role)."""
+    return [BucketCell(label=r.bucket if isinstance(r, BucketAggregate) else r.role, n=r.n,
+                       accuracy=r.accuracy, ci_low=r.ci_low, ci_high=r.ci_high,
+                       baseline=r.baseline, floor=r.floor, constant=r.constant) for r in rows]
 
 
 def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
@@ -103,9 +119,9 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
         difficulty=_split(split.difficulty) if split else None,
         shift=_split(split.shift) if split else None,
         gaps={n: _cell(d) for n, d in g.extra.items()} if measured else {},
-        buckets=[BucketCell(label=b.bucket, n=b.n, accuracy=b.accuracy, ci_low=b.ci_low,
-                            ci_high=b.ci_high, baseline=b.baseline, floor=b.floor,
-                            constant=b.constant) for b in rep.buckets],
+        buckets=_cells(rep.buckets),
+        metrics={m.metric: MetricCells(buckets=_cells(m.buckets), roles=_cells(m.roles))
+                 for m in rep.metrics},
         analyses=[AnalysisCell(name=a.name, value=a.value, ci_low=a.ci_low, ci_high=a.ci_high,
                                n=a.n) for a in t.analyses],
         spec_sha256=t.spec_sha256, source=source, samples=samples_rel, viewer=None,

@@ -150,6 +150,7 @@ def write_site(board: Leaderboard, out: Path, viewer: Viewer | None = None,
             id_labels=[b.label for b in t.buckets if b.role == "ID"],
             ood_labels=[b.label for b in t.buckets if b.role == "OOD"],
             searched=any(r.d50 for r in t.rows),
+            other_metrics=list(dict.fromkeys(m for r in t.rows for m in r.metrics)),
             **{**common, "analyses": task_analyses, "gaps": task_gap_columns(t)})))
     model_tpl = env.get_template("model.html")
     for e in board.entries:

@@ -2,7 +2,8 @@
 
 Each item is one ``generate`` call with the task's ``max_tokens`` and ``stop``; the answer is
 taken out of the output by ``scoring.extract`` and compared with the target by
-``scoring.metric``. The target comes from the template or the ``fields.target`` field.
+``scoring.metric`` (and by each other metric of ``scoring.metrics``: the record's ``scores``).
+The target comes from the template or the ``fields.target`` field.
 """
 
 from __future__ import annotations
@@ -43,14 +44,16 @@ class Generate(OutputType[GenerateOutput]):
             answer = extract(text, sc.extract)
         except Exception as e:  # a plugin's extractor: the item it failed on is named
             raise item_error(p, f"extractor {sc.extract.kind!r}", e, text) from e
-        try:
-            score = checked_metric(sc.metric)(answer, p.target)
-        except Exception as e:
-            raise item_error(p, f"metric {sc.metric!r}", e, text) from e
+        scores: dict[str, float] = {}
+        for name in (sc.metric, *sc.extra_metrics):
+            try:
+                scores[name] = checked_metric(name)(answer, p.target)
+            except Exception as e:
+                raise item_error(p, f"metric {name!r}", e, text) from e
         call = ModelCall(kind="generate", prompt=p.prompt, output=text)
         return SampleRecord.model_validate(
-            {**record_fields(p), "output": text, "extracted": answer, "score": score,
-             "calls": [call]})
+            {**record_fields(p), "output": text, "extracted": answer,
+             "score": scores.pop(sc.metric), "scores": scores, "calls": [call]})
 
     def teach(self, spec: TaskSpec, p: Prepared, oracle: Oracle) -> None:
         if oracle.answers.setdefault(p.prompt, p.target) != p.target:

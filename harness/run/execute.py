@@ -75,7 +75,8 @@ def _run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     path = samples_path(cfg.output_dir, ref.address)
     writer = SampleWriter(path, cfg.output_dir)
     ranks = plan.ranks  # item position → order by id within its bucket
-    scores = ScoreColumns(ref.address, plan.buckets)  # what the reports need of each sample
+    scores = ScoreColumns(ref.address, plan.buckets,  # what the reports need of each sample
+                          spec.scoring.extra_metrics)
     try:
         for (tpl, cond), segment in groupby(plan.prepared(),
                                             key=lambda p: (p.template, p.condition)):

@@ -27,7 +27,8 @@ def _code_of(spec: TaskSpec) -> Iterable[object]:
         if isinstance(source, GeneratorSource):
             yield get_generator(source.name).fn
     yield get_extractor(spec.scoring.extract.kind).fn
-    yield get_metric(spec.scoring.metric)
+    for name in (spec.scoring.metric, *spec.scoring.extra_metrics):
+        yield get_metric(name)
     for name in spec.gaps.report:
         yield get_gap(name).fn
     for a in spec.analyses:

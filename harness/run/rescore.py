@@ -2,10 +2,11 @@
 
 Every number in results.json comes from the samples files (``scoring/report``, the analyses), so
 a run made under an older results schema (older intervals, say) is brought up to date without
-asking the model anything: the bucket tables, gaps and analyses of each task are computed again
-from its samples (checked against the recorded ``samples_sha256`` first) with the task's recorded
-spec and the run's seed, and results.json is rewritten atomically at the current schema version;
-everything else in it (the run's options, model, environment, timings) is kept as it was.
+asking the model anything: the bucket tables (each metric's, where the task has several), gaps
+and analyses of each task are computed again from its samples (checked against the recorded
+``samples_sha256`` first) with the task's recorded spec and the run's seed, and results.json is
+rewritten atomically at the current schema version; everything else in it (the run's options,
+model, environment, timings) is kept as it was.
 Rescoring a run of the current version gives it back byte for byte.
 
 A board's copy of a run keeps its samples as ``<samples_file>.gz``; that copy is read too.
@@ -89,7 +90,8 @@ def rescored(run_dir: Path) -> Results:
                                f"buckets ({type(e).__name__})") from None
         records = task_records(run_dir, task)
         buckets = _buckets(spec, rows)
-        reports = task_reports(records, buckets, spec.gaps, seed, spec.scoring.metric)
+        reports = task_reports(records, buckets, spec.gaps, seed, spec.scoring.metric,
+                               spec.scoring.extra_metrics)
         task["templates"] = [r.model_dump(mode="json") for r in reports]
         task["shift"] = [x.model_dump(mode="json")
                          for x in record_splits(records, buckets, reports)]

@@ -112,12 +112,35 @@ and version), parameters and the fields it produces (`--json` for machines):
 
 ```
 harness generators list     # source.name, the fields each generator makes (for templates)
-harness metrics list        # scoring.metric
+harness metrics list        # scoring.metric, scoring.metrics
 harness extractors list     # scoring.extract.kind
 harness analyses list       # analyses[].name
 harness strategies list     # the keys of strategies: (and harness eval --strategy)
 harness gaps list           # gaps.report
 ```
+
+## Several metrics
+
+A task scores its answers with one metric (`scoring.metric`), or with several: list them in
+`scoring.metrics`, and every sample is scored by each, from the same extracted answer:
+
+```yaml
+scoring:
+  extract: {kind: last_number}
+  metrics: [numeric_match, within_1pct]   # the first is the primary; then a plugin's metric
+```
+
+The first is the **primary** metric: `scoring.metric` is set to it, and the sample's `score`,
+the gaps, baselines and floors, the eval table's main table and the board's scores are its. Every
+other metric is reported per bucket and per role, with the same 95% intervals, under the main
+table of `harness eval`, in results.json (each template report's `metrics`) and on the board's
+task page; each sample record carries its scores (`scores: {name: value}`), so `harness
+rescore` and anyone reading the samples file recompute them. `scoring.metric` may be given
+with `scoring.metrics` only when it is the first of them (a variant including a task that
+gives `scoring.metric` gives `metric` again, as the first of its `metrics`); a name given twice
+is refused, and every name must be registered, as for `scoring.metric`. Multiple-choice tasks
+are scored by their most likely choice, not by a metric, and refuse `scoring.metrics`. A task
+with one metric keeps its files as before: no `metrics` or `scores` keys.
 """
 
 

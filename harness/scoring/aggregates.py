@@ -132,10 +132,23 @@ def bucket_position(s: SampleRecord, by_index: Mapping[int, int], buckets: Seque
     return pos
 
 
+def metric_score(s: SampleRecord, metric: str | None) -> float:
+    """The sample's score under ``metric``, one of the other metrics of its task's
+    ``scoring.metrics`` (None: the primary metric's ``score``)."""
+    if metric is None:
+        return s.score
+    value = s.scores.get(metric)
+    if value is None:
+        raise ValueError(f"sample {s.id!r}: no score for metric {metric!r} (its scores: "
+                         f"{', '.join(s.scores) or 'none'})")
+    return value
+
+
 def scores_by_bucket(
-    samples: Iterable[SampleRecord], buckets: Sequence[Bucket]
+    samples: Iterable[SampleRecord], buckets: Sequence[Bucket], metric: str | None = None
 ) -> list[list[float]]:
-    """Sample scores grouped per bucket (in bucket order), checking samples against buckets.
+    """Sample scores grouped per bucket (in bucket order), checking samples against buckets
+    (``metric``: another metric's scores, ``metric_score``; None: the primary's).
 
     Within a bucket, scores are ordered by item id, so anything computed from them (the seeded
     bootstrap included) does not depend on the order the samples were written in.
@@ -143,7 +156,7 @@ def scores_by_bucket(
     by_index = {b.index: pos for pos, b in enumerate(buckets)}
     keyed: list[list[tuple[str, float]]] = [[] for _ in buckets]
     for s in samples:
-        keyed[bucket_position(s, by_index, buckets)].append((s.id, s.score))
+        keyed[bucket_position(s, by_index, buckets)].append((s.id, metric_score(s, metric)))
     return [[score for _, score in sorted(rows)] for rows in keyed]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.spec.buckets import Role
 
@@ -43,6 +43,8 @@ class SampleRecord(BaseModel):
     output: str  # raw model output (MC: the chosen choice text)
     extracted: str  # answer after extraction (MC: the chosen choice text)
     score: float  # 1.0 correct, 0.0 wrong (fractional for partial-credit metrics)
+    scores: dict[str, float] = Field(  # the other metrics of scoring.metrics (after the
+        default_factory=dict, exclude_if=lambda v: not v)  # primary's, `score`) by name
     choices: list[str] | None = None  # MC: the choices, in order
     choice_logprobs: list[float] | None = None  # MC: log-likelihood of each choice
     gold_index: int | None = None  # MC: index of the correct choice

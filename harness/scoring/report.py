@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.answers.metrics import checked_metric
 from harness.gaps.report import GapReport, chance_level, gaps_from_scores, sample_chance
@@ -28,6 +28,7 @@ from harness.scoring.aggregates import (
     RoleAggregate,
     bucket_position,
     bucket_rows,
+    metric_score,
     role_rows,
     scores_by_bucket,
 )
@@ -47,6 +48,17 @@ from harness.spec.scoring import GapsSpec
 DEFAULT_METRIC = "exact_match"  # the metric a constant answer is scored with when none is given
 
 
+class MetricReport(BaseModel):
+    """Another metric of ``scoring.metrics``: its score per bucket and per role, with the
+    primary metric's intervals (no baselines: those are the primary metric's)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    metric: str  # the metric's registered name
+    buckets: list[BucketAggregate]  # one row per bucket, in bucket order (as the primary's)
+    roles: list[RoleAggregate]  # ID then OOD, pooled over items
+
+
 class TemplateReport(BaseModel):
     """Everything measured for one prompt template of one task."""
 
@@ -58,6 +70,8 @@ class TemplateReport(BaseModel):
     buckets: list[BucketAggregate]  # one row per bucket, in bucket order (empty buckets included)
     roles: list[RoleAggregate]  # ID then OOD, pooled over items
     gaps: GapReport  # the gaps the task asked for
+    metrics: list[MetricReport] = Field(  # the other metrics of scoring.metrics, in order
+        default_factory=list, exclude_if=lambda v: not v)
 
 
 def template_report(
@@ -66,9 +80,11 @@ def template_report(
     gaps_spec: GapsSpec,
     seed: int,
     metric: str = DEFAULT_METRIC,
+    extras: Sequence[str] = (),
 ) -> TemplateReport:
     """The report for samples of one task and one template (``seed``: the run seed; ``metric``:
-    the task's metric, which scores the constant answers of the baselines)."""
+    the task's metric, which scores the constant answers of the baselines; ``extras``: the
+    other metrics of ``scoring.metrics``, whose scores each sample carries)."""
     if not samples:
         raise ValueError("template_report: no samples")
     task, template, cond = samples[0].task, samples[0].template, samples[0].condition
@@ -88,7 +104,8 @@ def template_report(
     keys = [[k for _, k, _ in rows] for rows in keyed]
     answers = [[a for _, _, a in rows] for rows in keyed]
     return report_from_scores(task, template, cond, scores_by_bucket(samples, buckets), buckets,
-                              gaps_spec, seed, chance, Judging(keys, answers, metric))
+                              gaps_spec, seed, chance, Judging(keys, answers, metric),
+                              {m: scores_by_bucket(samples, buckets, m) for m in extras})
 
 
 class Judging:
@@ -124,11 +141,12 @@ class Judging:
 def report_from_scores(
     task: str, template: str, condition: str, per_bucket: Sequence[Sequence[float]],
     buckets: Sequence[Bucket], gaps_spec: GapsSpec, seed: int, chance: float = 0.0,
-    judging: Judging | None = None,
+    judging: Judging | None = None, extras: Mapping[str, Sequence[Sequence[float]]] | None = None,
 ) -> TemplateReport:
     """The report of one (template, condition) of ``task`` from each bucket's scores, in bucket
     order and item-id order within a bucket (``seed``: the run seed; ``chance``: the ID items'
-    chance level; ``judging``: what the baselines and answer concentrations come from)."""
+    chance level; ``judging``: what the baselines and answer concentrations come from;
+    ``extras``: each other metric's per-bucket scores, in the same order)."""
     gap_seed = derive_seed(seed, task, template, "gaps", *([condition] if condition else []))
     per, roles = (judging.levels(buckets, gaps_spec.baseline) if judging is not None
                   else (None, None))
@@ -140,6 +158,9 @@ def report_from_scores(
         buckets=bucket_rows(per_bucket, buckets, per),
         roles=role_rows(per_bucket, buckets, roles),
         gaps=gaps_from_scores(per_bucket, buckets, gaps_spec, gap_seed, chance, id_base),
+        metrics=[MetricReport(metric=name, buckets=bucket_rows(scores, buckets),
+                              roles=role_rows(scores, buckets))
+                 for name, scores in (extras or {}).items()],
     )
 
 
@@ -149,14 +170,17 @@ def task_reports(
     gaps_spec: GapsSpec,
     seed: int,
     metric: str = DEFAULT_METRIC,
+    extras: Sequence[str] = (),
 ) -> list[TemplateReport]:
-    """One report per (template, condition), in order of first appearance (no samples: []).
+    """One report per (template, condition), in order of first appearance (no samples: []);
+    ``extras``: the other metrics of ``scoring.metrics``, reported in ``metrics``.
     ``samples`` may be ``harness.run.results.SamplesFile.of(run_dir, task)``: the file is then
     checked against results.json's ``samples_sha256`` first (a mismatch is one-line error)."""
     groups: dict[tuple[str, str], list[SampleRecord]] = {}
     for s in samples:
         groups.setdefault((s.template, s.condition), []).append(s)
-    return [template_report(g, buckets, gaps_spec, seed, metric) for g in groups.values()]
+    return [template_report(g, buckets, gaps_spec, seed, metric, extras)
+            for g in groups.values()]
 
 
 def shift_splits(reports: Sequence[TemplateReport], buckets: Sequence[Bucket],
@@ -190,14 +214,15 @@ def record_splits(samples: Iterable[SampleRecord], buckets: Sequence[Bucket],
 
 class ScoreColumns:
     """What the reports need of each sample, a few bytes per sample: its (template, condition)
-    group, bucket, item-id rank, score and chance level, and its answer key and answer (the
-    target and the extracted answer: short strings) for the baselines. ``reports`` gives
-    exactly ``task_reports`` of the same records, given ranks that order the items by id within
-    each bucket."""
+    group, bucket, item-id rank, score (and each other metric's) and chance level, and its
+    answer key and answer (the target and the extracted answer: short strings) for the
+    baselines. ``reports`` gives exactly ``task_reports`` of the same records, given ranks that
+    order the items by id within each bucket."""
 
-    def __init__(self, task: str, buckets: Sequence[Bucket]) -> None:
+    def __init__(self, task: str, buckets: Sequence[Bucket], extras: Sequence[str] = ()) -> None:
         self.task = task  # task address every sample must carry
         self.buckets = list(buckets)  # the task's ordered buckets
+        self._extras = {m: array("d") for m in extras}  # other metrics' scores by name
         self._pos = {b.index: pos for pos, b in enumerate(self.buckets)}
         self._groups: dict[tuple[str, str], int] = {}  # (template, condition) → group number
         self._group, self._bucket = array("i"), array("i")
@@ -217,6 +242,8 @@ class ScoreColumns:
         self._bucket.append(pos)
         self._rank.append(rank)
         self._score.append(s.score)
+        for m, column in self._extras.items():
+            column.append(metric_score(s, m))
         self._chance.append(sample_chance(s))
         self._keys.append(answer_key(s))
         self._answers.append(answer(s))
@@ -258,6 +285,9 @@ class ScoreColumns:
             ids = (group == g) & is_id
             id_chance = (math.fsum(chance[ids].tolist()) / int(np.count_nonzero(ids))
                          if ids.any() else 0.0)
+            extras = {m: [[column[i] for i in span] for span in spans]
+                      for m, column in self._extras.items()}
             out.append(report_from_scores(self.task, template, condition, per_bucket,
-                                          self.buckets, gaps_spec, seed, id_chance, judging))
+                                          self.buckets, gaps_spec, seed, id_chance, judging,
+                                          extras))
         return out

@@ -1,7 +1,7 @@
 """The task file's scoring keys: how the answer is taken from the output (``scoring.extract``),
-the per-sample metric (``scoring.metric``), the gaps reported (``gaps:``) and the task-level
-analyses (``analyses:``); each names a registered block (``harness extractors|metrics|gaps|
-analyses list``) and its parameters."""
+the per-sample metric (``scoring.metric``, or several: ``scoring.metrics``), the gaps reported
+(``gaps:``) and the task-level analyses (``analyses:``); each names a registered block
+(``harness extractors|metrics|gaps|analyses list``) and its parameters."""
 
 from __future__ import annotations
 
@@ -26,13 +26,53 @@ class ExtractSpec(_Spec):
 
 
 class ScoringSpec(_Spec):
-    """Answer extraction and the per-sample metric."""
+    """Answer extraction and the per-sample metric, or several (`metrics`; see "Several
+    metrics" in docs/task-files.md): the first of `metrics` is the primary one, and `metric`
+    is set to it (given too, it must be that first name)."""
 
     extract: ExtractSpec = Field(ExtractSpec(), description="how to get the answer from the output")
     metric: str = Field(
         "exact_match",
         description="registered metric (exact_match, numeric_match, …; see `harness metrics list`)",
     )
+    metrics: list[str] = Field(
+        default_factory=list, exclude_if=lambda v: not v,
+        description="several registered metrics, all reported; the first is the primary one "
+        "(gaps, baselines, the board); generate tasks only",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _primary(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("metrics"), list) and data["metrics"]:
+            first = data["metrics"][0]
+            if "metric" not in data:
+                return {**data, "metric": first}
+            if data["metric"] != first:
+                raise ValueError(
+                    f"metric {data['metric']!r} and metrics {data['metrics']!r}: the first of "
+                    "metrics is the primary metric; give metrics alone (or metric as its first)")
+        return data
+
+    @model_validator(mode="after")
+    def _distinct(self) -> ScoringSpec:
+        if "metrics" in self.model_fields_set and not self.metrics:
+            raise ValueError("metrics: give at least one metric (or leave the key out)")
+        dup = sorted({m for m in self.metrics if self.metrics.count(m) > 1})
+        if dup:
+            raise ValueError(f"metrics: {', '.join(map(repr, dup))} given twice")
+        return self
+
+    def metric_keys(self) -> list[tuple[str, str]]:
+        """Each metric with the task-file key that names it (``scoring.metrics.1``, …)."""
+        if not self.metrics:
+            return [("scoring.metric", self.metric)]
+        return [(f"scoring.metrics.{i}", name) for i, name in enumerate(self.metrics)]
+
+    @property
+    def extra_metrics(self) -> list[str]:
+        """The metrics reported besides the primary one (``metrics`` after its first)."""
+        return self.metrics[1:]
 
 
 class GapsSpec(_Spec):

@@ -339,6 +339,14 @@ class TaskSpec(_Spec):
         return self
 
     @model_validator(mode="after")
+    def _metrics_generate(self) -> TaskSpec:
+        if self.scoring.metrics and self.output.type == "multiple_choice":
+            raise ValueError("scoring.metrics: a multiple_choice task is scored by its most "
+                             "likely choice, not by a metric; several metrics need "
+                             "output.type generate")
+        return self
+
+    @model_validator(mode="after")
     def _unique_templates(self) -> TaskSpec:
         ids = [t.id for t in self.templates]
         dup = sorted({i for i in ids if ids.count(i) > 1})

@@ -63,7 +63,8 @@ def check_spec(spec: TaskSpec, path: Path | str) -> None:
                           f"{path}: fewshot.source.name")
         if pool_gen is not None and buckets_ok:
             found.run(check_work, spec, spec.fewshot.source, pool_gen, path, "fewshot.source")
-    _named(found, get_metric, spec.scoring.metric, f"{path}: scoring.metric")
+    for key, metric in spec.scoring.metric_keys():
+        _named(found, get_metric, metric, f"{path}: {key}")
     kind = spec.scoring.extract.kind
     extractor = _named(found, get_extractor, kind, f"{path}: scoring.extract.kind")
     if extractor is not None and extractor.needs_pattern and not spec.scoring.extract.pattern:
