@@ -232,9 +232,10 @@ def _samples(results_path: Path, res: Results, task: str) -> list[SampleRecord]:
 
 def _pair(sa: list[SampleRecord], sb: list[SampleRecord]) -> list[_Pair] | None:
     """The matched samples when both runs have exactly the same ones (bucket, prompt and target
-    alike); None when they differ and so may not be paired."""
-    ka = {(s.template, s.condition, s.id): s for s in sa}
-    kb = {(s.template, s.condition, s.id): s for s in sb}
+    alike), keyed by task, template, condition and item id (items of two tasks may share an
+    id); None when they differ and so may not be paired."""
+    ka = {(s.task, s.template, s.condition, s.id): s for s in sa}
+    kb = {(s.task, s.template, s.condition, s.id): s for s in sb}
     if set(ka) != set(kb):
         return None
     for k, a in ka.items():

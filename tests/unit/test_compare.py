@@ -184,3 +184,21 @@ def test_cli_json_and_one_line_refusal(known: tuple[Path, Path], tmp_path: Path)
     r = subprocess.run([sys.executable, "-m", "harness", "compare", str(x), str(tmp_path)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+def test_pooled_pairs_are_keyed_by_task_too(tmp_path: Path) -> None:
+    """Issue 46: two tasks whose items share ids ("4/0" in every generator task) are pooled as
+    two items each, never paired across tasks or dropped."""
+    other = "lengthgen/copy"
+    spec = [TaskSpecLite(t, [("1", "ID", 1, 1), ("2", "OOD", 1, 1)]) for t in (TASK, other)]
+    sa1, sb1 = _bucket_pairs("1", 0, "ID", both=4, a_only=3, b_only=0, neither=3)
+    sa2 = [r.model_copy(update={"task": other, "score": 1.0 - r.score}) for r in sa1]
+    sb2 = [r.model_copy(update={"task": other}) for r in sb1]
+    a = write_run(tmp_path / "a", make_results("model-a", spec), {TASK: sa1, other: sa2})
+    b = write_run(tmp_path / "b", make_results("model-b", spec), {TASK: sb1, other: sb2})
+    c = compare_runs(a, b)
+    assert sum(t.overall.n for t in c.tasks) == 20
+    assert c.pooled.n == 20 and c.pooled.n_items == 20
+    both = [t.overall for t in c.tasks]
+    assert c.pooled.a_only == sum(o.a_only for o in both)
+    assert c.pooled.b_only == sum(o.b_only for o in both)
