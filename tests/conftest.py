@@ -15,10 +15,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """``$GENHARNESS_TEST_TIMES``: write each test's time for ``scripts/ci_times.py``."""
+    """``$GENHARNESS_TEST_TIMES``: write each test's time for ``scripts/ci_times.py``; under
+    pytest-xdist, each worker's share of the cores (``_threads_per_worker``)."""
     from tests.timings import register
 
     register(config)
+    _threads_per_worker()
+
+
+def _threads_per_worker() -> None:
+    """Under pytest-xdist (``-n N``), torch in a worker and in the processes it starts uses
+    cores // N threads (``OMP_NUM_THREADS``, unless already set): two workers on two cores each
+    running torch on two threads spend most of their time waiting for each other (measured
+    here, with other jobs running: two SmolLM2 evals side by side took 393 s on two threads each,
+    127 s on one, with the same samples)."""
+    import os
+    import sys
+
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        if "torch" in sys.modules:  # already imported: the variable is read at import
+            sys.modules["torch"].set_num_threads(threads)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -19,13 +19,16 @@ def test_ci_runs_the_readmes_test_command_step_by_step() -> None:
     first, second = (b.strip() for b in _blocks(readme)[:2])
     assert first.startswith("bash scripts/setup.sh && .venv/bin/harness eval ")
     assert "\n" not in first and "\n" not in second  # two commands, one line each
+    # not steps: the shell's options, the folder, and the timing bookkeeping (scripts/ci_times.py)
     steps = [ln for ln in (REPO / ".ci" / "run").read_text().splitlines()
-             if ln and not ln.startswith("#") and ln not in ("set -euo pipefail",)
-             and not ln.startswith("cd ")]
+             if ln and not ln.startswith(("#", "cd ", "export CI_TIMES_DIR=",
+                                          "export GENHARNESS_TEST_TIMES=", "trap '"))
+             and ln not in ("set -euo pipefail",)]
     assert " && ".join(steps) == second
     assert steps[:2] == ["bash scripts/setup.sh --tests", "bash scripts/lint.sh"]
-    assert steps[2:] == ['.venv/bin/python -m pytest -m "not slow"',
-                         ".venv/bin/python -m pytest -m slow"]
+    # both test groups over the two cores (pytest-xdist)
+    assert steps[2:] == ['.venv/bin/python -m pytest -n 2 -m "not slow"',
+                         ".venv/bin/python -m pytest -n 2 -m slow"]
 
 
 def test_lint_is_its_own_step_and_not_a_test() -> None:
