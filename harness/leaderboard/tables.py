@@ -98,7 +98,8 @@ def _cell_text(c: BucketCell) -> str:
 
 def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
     """One row per entry on one task: one accuracy column per bucket (with n), then the gaps
-    (floor / ceiling instead of a number where no gap is measurable)."""
+    (floor / ceiling instead of a number where no gap is measurable), the analyses, and each
+    other metric's (``scoring.metrics``) ID and OOD score with its interval."""
     label = {e.id: e.label for e in entries}
     gaps = task_gap_columns(task)
     searched = any(r.d50 for r in task.rows)
@@ -131,6 +132,9 @@ def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
             row[gap_head(g)] = _measured(r, None if cell is None else cell.value)
         for a in r.analyses:
             row[analysis_title(a.name)] = num(a.value)
+        for name, m in r.metrics.items():  # the task's other metrics (scoring.metrics)
+            row.update({f"{name} {c.label}": ci_text(c.accuracy, c.ci_low, c.ci_high)
+                        for c in m.roles})
         rows.append(row)
     return pd.DataFrame(rows)
 

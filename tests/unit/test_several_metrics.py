@@ -158,6 +158,8 @@ def test_the_board_task_page_shows_every_metric(tmp_path: Path) -> None:
     assert "Other metric: normalized_match" in page and "Other metric: t47_half" in page
     half = page.split('id="metric-t47_half-buckets"')[1].split("</table>")[0]
     assert "50.0 <small" in half and "[23.7, 76.3]" in half
+    md = (out / "leaderboard.md").read_text()
+    assert "| t47_half ID | t47_half OOD |" in md and "| 25.0 [" in md
 
 
 def test_a_single_metric_task_keeps_its_keys(tmp_path: Path) -> None:
@@ -175,6 +177,9 @@ def test_a_single_metric_task_keeps_its_keys(tmp_path: Path) -> None:
     (row,) = json.loads((out / "leaderboard.json").read_text())["tasks"][0]["rows"]
     assert "metrics" not in row
     assert "Other metric" not in next((out / "tasks").glob("*.html")).read_text()
+    md = (out / "leaderboard.md").read_text()
+    assert "Metric: exact_match on generate output." in md and "| OOD |" in md
+    assert "| exact_match OOD |" not in md
 
 
 def test_metrics_alone_sets_the_primary_and_reads_back() -> None:
