@@ -29,7 +29,8 @@ SCORE_HELP = (
 
 def sample(
     task: str,
-    n: Annotated[int, typer.Option("-n", min=1, help="How many items: the first N that eval --limit-per-bucket N asks (of --bucket).")] = 3,
+    n: Annotated[int, typer.Option("-n", min=1, help="How many items: the first N that eval "
+                                   "--limit-per-bucket N asks (of --bucket).")] = 3,
     bucket: Annotated[str | None, typer.Option(help="Only this bucket label.")] = None,  # noqa: UP007
     item: Annotated[str | None, typer.Option(help=ITEM_HELP)] = None,  # noqa: UP007
     template: Annotated[str | None, typer.Option(help="Template id (default: first).")] = None,  # noqa: UP007

@@ -257,3 +257,26 @@ def _task_files_of(name: str) -> list[Path]:
     except HarnessError:
         return []
     return [r.path for r in refs if r.spec is None and r.path.is_file()]
+
+
+@app.command("schema")
+def schema(
+    output: Annotated[Path | None, typer.Option(  # noqa: UP007
+        "--output", "-o", help="Write the schema to this file (default: standard output).")
+    ] = None,
+    base: Annotated[bool, typer.Option(
+        "--base", help="The schema of a _ base file (a partial task: every key optional).")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of a task file (editors validate and complete with it)."""
+    from harness.schema import dumps, task_schema
+
+    text = dumps(task_schema(base=base))
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise HarnessError(f"--output: cannot write {output}: {e.strerror or e}") from None
+    typer.echo(f"wrote {output}")

@@ -1,8 +1,9 @@
 """What results.json records of the machine it ran on: paths in a public form, never its layout.
 
 A local model's path and the response cache's are written relative to the working directory,
-the Python environment's packages or the home folder (``public_path``); the output folder
-relative to the working directory, or by its name alone (``public_run``). Nothing reads a
+the Python environment's packages or the home folder (``public_path``); the output, task and
+cache folders relative to the working directory, or by their names alone (``public_run``,
+``public_origin``). Nothing reads a
 recorded path back to find a file: a run's files are found beside its results.json.
 """
 
@@ -19,8 +20,9 @@ def public_path(path: str) -> str:
     """``path`` as results.json records it, without the machine's layout: inside the working
     directory ``./<relative>``, inside the Python environment's packages
     ``<site-packages>/<relative>``, inside the home folder ``~/<relative>``; anything else (a hub
-    id, a URL, a path elsewhere) unchanged. The ``./`` keeps a local folder's path distinct
-    from its name, which is how readers tell a local model from a hub id."""
+    id, a URL) unchanged; an absolute path elsewhere ``<elsewhere>/<name>``. The ``./`` keeps a
+    local folder's path distinct from its name, which is how readers tell a local model from a
+    hub id."""
     if not path or not Path(path).is_absolute():
         return path
     import sysconfig
@@ -33,7 +35,7 @@ def public_path(path: str) -> str:
         for b in (base, base.resolve()):
             if p.is_relative_to(b):
                 return prefix + p.relative_to(b).as_posix()
-    return path
+    return f"<elsewhere>/{p.name}"
 
 
 def public_identity(identity: ModelIdentity) -> ModelIdentity:
@@ -57,6 +59,19 @@ def public_folder(folder: Path) -> Path:
 
 
 def public_run(cfg: RunConfig) -> RunConfig:
-    """The run's options as results.json records them: the output folder in its public form
-    (``public_folder``); the run itself keeps the folder as given."""
-    return cfg.model_copy(update={"output_dir": public_folder(cfg.output_dir)})
+    """The run's options as results.json records them: the output folder, the task folders
+    (``--include-path``) and the response cache's folder in their public form
+    (``public_folder``); the run itself keeps them as given."""
+    return cfg.model_copy(update={
+        "output_dir": public_folder(cfg.output_dir),
+        "include_paths": [public_folder(p) for p in cfg.include_paths],
+        "cache_dir": None if cfg.cache_dir is None else public_folder(cfg.cache_dir)})
+
+
+def public_origin(origin: str) -> str:
+    """A task's origin as results.json records it: ``include:<dir>`` with the folder in its
+    public form (``public_folder``); ``builtin`` and ``plugin:…`` unchanged."""
+    kind, sep, where = origin.partition(":")
+    if kind != "include" or not sep:
+        return origin
+    return f"include:{public_folder(Path(where)).as_posix()}"

@@ -26,6 +26,7 @@ from harness.config import RUN_SPECIFIC, RunConfig
 from harness.errors import HarnessError
 from harness.filelock import HolderLock, os_reason
 from harness.files import write_atomic
+from harness.run.public import public_folder
 
 LOCK_NAME = ".harness.lock"  # the folder's lock file (removed when the run ends)
 MANIFEST_NAME = ".harness-run.json"  # configuration of the run in progress (removed when done)
@@ -37,8 +38,10 @@ class OutputError(HarnessError):
 
 
 def run_identity(cfg: RunConfig) -> dict[str, Any]:
-    """The options that make two runs the same run (everything but ``RUN_SPECIFIC``)."""
+    """The options that make two runs the same run (everything but ``RUN_SPECIFIC``); task
+    folders in the public form results.json records them in (``public_folder``)."""
     data = cfg.model_dump(mode="json")
+    data["include_paths"] = [public_folder(Path(p)).as_posix() for p in cfg.include_paths]
     return {k: v for k, v in data.items() if k not in RUN_SPECIFIC}
 
 

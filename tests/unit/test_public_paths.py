@@ -1,6 +1,6 @@
 """results.json records no machine layout: a local model's path is relative to the working
 directory (``./``), the Python environment's packages (``<site-packages>/``) or the home folder
-(``~/``); hub ids and other paths pass unchanged."""
+(``~/``); a path elsewhere by its name (``<elsewhere>/``); hub ids pass unchanged."""
 
 from __future__ import annotations
 
@@ -75,6 +75,33 @@ def test_results_json_records_the_output_folder_in_its_public_form(
     old["run"]["output_dir"] = str(tmp_path / "away")  # as results.json recorded it before
     (tmp_path / "away" / "results.json").write_text(json.dumps(old), encoding="utf-8")
     assert load_results(tmp_path / "away" / "results.json").run.output_dir == tmp_path / "away"
+
+
+def test_results_json_holds_no_absolute_path(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 48: task folders (--include-path, the task's origin), the response cache and a
+    model path outside the working directory are recorded by name, never as absolute paths; a
+    run into the same folder with the same options still resumes."""
+    here, away = tmp_path / "here", tmp_path / "away"
+    (away / "mytasks").mkdir(parents=True)
+    here.mkdir()
+    (away / "mytasks" / "par.yaml").write_text(
+        "name: par\ndescription: d\nsource: {type: generator, name: parity}\n"
+        "fields: {difficulty: length}\nbuckets: {values: [2, 4]}\nroles: {id_max: 2}\n"
+        "templates: [{id: a, prompt: '{{ text }} ='}]\noutput: {type: generate}\n")
+    monkeypatch.chdir(here)
+    cfg = RunConfig(model="scripted:x", tasks=["par"], limit_per_bucket=2,
+                    include_paths=[away / "mytasks"], cache_dir=away / "cache",
+                    output_dir=here / "run")
+    evaluate(cfg, model=_LocalModel(away / "weights" / "m"))
+    written = (here / "run" / "results.json").read_text(encoding="utf-8")
+    data = json.loads(written)
+    assert data["run"]["include_paths"] == ["mytasks"] and data["run"]["cache_dir"] == "cache"
+    assert data["tasks"][0]["origin"] == "include:mytasks"
+    assert data["model"]["path"] == "<elsewhere>/m"
+    assert str(tmp_path) not in written
+    again = evaluate(cfg, model=_LocalModel(away / "weights" / "m"))  # resumes: same run
+    assert again.tasks[0].samples_sha256 == data["tasks"][0]["samples_sha256"]
 
 
 LOCAL = re.compile(r"""(?:^|["'\s(>=`])(/(?:work|root|home|tmp|Users|mnt|srv|opt)/)""")
