@@ -61,3 +61,28 @@ def test_a_data_file_left_out_of_the_package_data_is_named(tmp_path: Path) -> No
     assert code == 2 and "source.path: file not found" in err, out + err
     assert err.rstrip().endswith("the task is installed: list its data files as package data "
                                  '(docs/writing-a-task-package.md, "Data files")'), err
+
+
+def test_both_metrics_are_reported_per_bucket(venv: Path, tmp_path: Path) -> None:
+    """The task's ``scoring.metrics: [within_1pct, exact_match]``, run through the installed
+    package with the oracle model (every answer its item's target): both metrics per bucket in
+    results.json, the primary one in the report's own rows."""
+    import json
+
+    script = tmp_path / "oracle_run.py"
+    script.write_text(
+        "import sys\nfrom pathlib import Path\nfrom harness import evaluate\n"
+        "from harness.config import RunConfig\nfrom harness.testing import oracle_model\n"
+        "from harness.tasks.index import TaskIndex\n"
+        "cfg = RunConfig(model='oracle', tasks=['unitconv/unit_convert'], limit_per_bucket=4,"
+        " use_cache=False, output_dir=Path(sys.argv[1]))\n"
+        "index = TaskIndex.build([])\n(ref,) = index.resolve(cfg.tasks)\n"
+        "evaluate(cfg, model=oracle_model(index.spec(ref), ref, cfg))\n")
+    r = run([str(venv), str(script), str(tmp_path / "run")])
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
+    (rep,) = res["tasks"][0]["templates"]
+    assert [b["accuracy"] for b in rep["buckets"]] == [1.0] * 6  # within_1pct, the primary
+    (other,) = rep["metrics"]
+    assert other["metric"] == "exact_match" and len(other["buckets"]) == 6
+    assert [b["accuracy"] for b in other["buckets"]] == [1.0] * 6
