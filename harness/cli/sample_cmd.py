@@ -111,8 +111,9 @@ def _scored(spec: TaskSpec, p: Prepared, answer: str) -> str:
     from harness.outputs import output_type
 
     rec = output_type(spec).score_answer(spec, p, answer)  # an ItemError names the item
+    others = "".join(f", {name} {value:g}" for name, value in rec.scores.items())
     return (f">>> answer {answer!r}: extracted {rec.extracted!r} ({spec.scoring.extract.kind}), "
-            f"score {rec.score:g} ({spec.scoring.metric})")
+            f"score {rec.score:g} ({spec.scoring.metric}){others}")
 
 
 def pick_items(inst: Any, bucket: str | None, item: str | None, n: int,

@@ -78,3 +78,18 @@ def test_sample_of_an_empty_bucket_says_so(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["tasks", "sample", "uc", "--include-path", str(tmp_path),
                                  "--bucket", "4"])
     assert r.exit_code != 0 and "--bucket: bucket 4 of uc holds no item" in str(r.exception)
+
+
+def test_sample_scores_an_answer_with_every_metric(tmp_path: Path) -> None:
+    rows = [{"id": f"uc{i}", "question": f"q{i}", "answer": f"A{i}", "steps": 1 + i % 4}
+            for i in range(20)]
+    (tmp_path / "uc.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "uc.yaml").write_text(TASK.replace(
+        "output: {type: generate, max_tokens: 8}",
+        "output: {type: generate, max_tokens: 8}\nscoring: {metrics: [exact_match, "
+        "normalized_match]}"))
+    r = CliRunner().invoke(app, ["tasks", "sample", "uc", "--include-path", str(tmp_path),
+                                 "-n", "1", "--bucket", "1", "--score", " a4"])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[-1].endswith(
+        "score 0 (exact_match), normalized_match 1"), r.output
