@@ -2,9 +2,9 @@
 
 ``.ci/run`` keeps, in ``$CI_TIMES_DIR`` (a fresh temporary folder unless set):
 
-- ``steps.tsv``: one line per command it starts (bash's DEBUG trap) and one ``exit N`` line at
-  the end, each with the monotonic-enough wall time (``$EPOCHREALTIME``) and the 1-, 5- and
-  15-minute load averages at that moment;
+- ``steps.tsv``: one line per command it starts (bash's DEBUG trap) and one ``.ci/run exit N``
+  line at the end, each with the wall time (``$EPOCHREALTIME``) and the 1-, 5- and 15-minute
+  load averages at that moment;
 - ``pytest-<pid>.json``: each pytest session's tests with their seconds (``tests/timings.py``).
 
 and runs this script on exit, which prints each step's time, the load at its start and end, the
@@ -27,6 +27,7 @@ from typing import Any
 
 # commands of .ci/run that are bookkeeping, not steps
 NOT_STEPS = ("trap ", "cd ", "set ", "export ")
+EXIT = ".ci/run exit "  # the last line of steps.tsv, written by .ci/run's EXIT trap
 
 
 def read_steps(path: Path) -> tuple[list[dict[str, Any]], int | None]:
@@ -41,8 +42,8 @@ def read_steps(path: Path) -> tuple[list[dict[str, Any]], int | None]:
     steps: list[dict[str, Any]] = []
     status = None
     for (t, load, command), nxt in zip(rows, [*rows[1:], None], strict=True):
-        if command.startswith("exit "):
-            status = int(command.split()[1])
+        if command.startswith(EXIT):
+            status = int(command[len(EXIT):])
             break
         if command.startswith(NOT_STEPS) or nxt is None:
             continue
