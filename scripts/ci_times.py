@@ -75,6 +75,9 @@ def summary(folder: Path, slowest: int = 20) -> dict[str, Any]:
         "load_1min_max": max((x[0] for x in loads), default=None),
         "load_at_end": steps[-1]["load_end"] if steps else None,
         "tests": len(tests),
+        "outcomes": {o: sum(t["outcome"] == o for t in tests)
+                     for o in ("passed", "failed", "skipped") if any(t["outcome"] == o
+                                                                    for t in tests)},
         "slowest": sorted(tests, key=lambda t: -t["seconds"])[:slowest],
     }
 
@@ -106,6 +109,9 @@ def render(s: dict[str, Any]) -> str:
         for t in s["slowest"]:
             mark = "" if t["outcome"] == "passed" else f"  [{t['outcome']}]"
             lines.append(f"  {t['seconds']:8.1f}  {t['group']:<9}  {t['test']}{mark}")
+    if s["tests"]:  # last, alone on a line: the test count of every group together
+        counts = {"passed": 0, "failed": 0, **s["outcomes"]}
+        lines.append("all groups: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
     return "\n".join(lines)
 
 

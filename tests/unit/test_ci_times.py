@@ -45,6 +45,7 @@ def test_ci_run_records_each_step_and_prints_the_slowest_tests(tmp_path: Path) -
     assert all(len(st["load_start"]) == len(st["load_end"]) == 3 for st in s["steps"])
     assert [t["test"] for t in s["slowest"]] == ["b.py::u", "a.py::t"]
     assert "b.py::u  [failed]" in r.stdout and "(exit 3)" in r.stdout  # printed on exit
+    assert r.stdout.splitlines()[-1] == "all groups: 1 passed, 1 failed"
     assert ci_times().summary(times, slowest=1)["slowest"][0]["test"] == "b.py::u"
 
 
