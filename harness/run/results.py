@@ -181,7 +181,7 @@ def checkout_dirty(root: Path) -> bool:
 
 def harness_info() -> HarnessInfo:
     """Version, and the git commit when running from a checkout."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the checkout: harness/run/results.py
     commit: str | None = None
     dirty: bool | None = None
     if (root / ".git").exists():
