@@ -1,12 +1,13 @@
 """CI's times: ``.ci/run``'s bookkeeping lines leave what ``scripts/ci_times.py`` reads (each
 step with its seconds and load averages, the exit status, each test's time), the script prints
-them when the run ends."""
+them when the run ends, and the README's CI figure is the one it recorded."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,22 @@ def test_pytest_sessions_write_each_tests_time(tmp_path: Path) -> None:
     assert {k.split("::")[1]: v["outcome"] for k, v in data["tests"].items()} == {
         "test_a": "passed", "test_b": "failed"}
 
+
+
+def test_the_readmes_ci_figure_is_the_recorded_one() -> None:
+    """The README quotes bench/results/ci_times.json (written by ci_times.py --record after a
+    fresh-clone .ci/run): its total, each step's time and the load it ran under."""
+    rec = json.loads((REPO / "bench" / "results" / "ci_times.json").read_text(encoding="utf-8"))
+    assert "fresh clone" in rec["note"]
+    assert [st["step"] for st in rec["steps"]] == [
+        "bash scripts/setup.sh --tests", "bash scripts/lint.sh",
+        '.venv/bin/python -m pytest -n 2 -m "not slow"', ".venv/bin/python -m pytest -n 2 -m slow"]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    (item,) = [p for p in re.split(r"\n(?=- )", readme) if "bench/results/ci_times.json" in p
+               and "CI's time" in p]
+    minutes = ci_times().minutes
+    assert f"took {minutes(rec['total_seconds'])} min" in item
+    for st in rec["steps"]:
+        assert f" {minutes(st['seconds'])}" in item, st["step"]
+    for load in (rec["steps"][0]["load_start"], rec["steps"][-1]["load_end"]):
+        assert "/".join(f"{x:.2f}" for x in load) in item
