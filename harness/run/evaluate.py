@@ -29,7 +29,13 @@ from harness.run.isolation import GuardedLM, ModelFault, failure, failure_line
 from harness.run.plan import check_run
 from harness.run.plugin_use import used_plugins
 from harness.run.progress import ProgressLM, Reporter, RunClock
-from harness.run.public import public_identity, public_path, public_run
+from harness.run.public import (
+    public_identity,
+    public_origin,
+    public_path,
+    public_run,
+    public_text,
+)
 from harness.run.replay import ReplayLM, ReplayTable
 from harness.run.results import (
     SCHEMA_VERSION,
@@ -257,8 +263,12 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
     res = Results(
         schema_version=SCHEMA_VERSION, harness=info, run=public_run(cfg),
         model=public_identity(identity),
-        environment=environment(used_plugins(cfg, specs)), tasks=progress.finished,
-        failed=progress.failed, timings={k: round(v, 4) for k, v in timings.items()},
+        environment=environment(used_plugins(cfg, specs)),
+        tasks=[t.model_copy(update={"origin": public_origin(t.origin)}) for t in progress.finished],
+        failed=[f.model_copy(update={"origin": public_origin(f.origin),
+                                     "error": public_text(f.error, cfg.include_paths)})
+                for f in progress.failed],
+        timings={k: round(v, 4) for k, v in timings.items()},
         cache=CacheReport(path=public_path(str(cached.cache.path)), hits=cached.stats.hits,
                           misses=cached.stats.misses) if cached else None,
         replay=ReplayReport(sources=replay.table.sources, answered=replay.answered)

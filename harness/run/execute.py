@@ -21,7 +21,6 @@ from harness.errors import HarnessError, ItemError
 from harness.gaps.shift import MATCHED
 from harness.lm import LM
 from harness.run.plan import RunPlan, plan_task
-from harness.run.public import public_origin
 from harness.run.results import (
     HorizonResult,
     SamplesFile,
@@ -110,7 +109,7 @@ def _run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
         t_model += time.perf_counter() - tc
         cpu_model += time.process_time() - cc
     result = TaskResult(
-        task=ref.address, origin=public_origin(ref.origin), spec=spec.model_dump(mode="json"),
+        task=ref.address, origin=ref.origin, spec=spec.model_dump(mode="json"),
         spec_sha256=spec_hash(spec), difficulty_name=spec.difficulty_name,
         n_items=len(plan.inst.items), dropped_records=plan.inst.dropped,
         samples_file=Path(path).relative_to(cfg.output_dir).as_posix(),

@@ -24,7 +24,6 @@ from harness.requests import (
     LoglikelihoodResponse,
     RollingRequest,
 )
-from harness.run.public import public_origin
 from harness.run.results import TaskFailure
 from harness.tasks.refs import TaskRef
 
@@ -89,7 +88,7 @@ def failure(ref: TaskRef, exc: BaseException) -> TaskFailure:
     plugin = blame(exc)
     msg = " ".join(str(exc).split())
     error = msg if isinstance(exc, HarnessError) and msg else plugins.one_line(exc)
-    return TaskFailure(task=ref.address, origin=public_origin(ref.origin),
+    return TaskFailure(task=ref.address, origin=ref.origin,
                        plugin=plugin.origin if plugin else None, error=error)
 
 

@@ -75,3 +75,14 @@ def public_origin(origin: str) -> str:
     if kind != "include" or not sep:
         return origin
     return f"include:{public_folder(Path(where)).as_posix()}"
+
+
+def public_text(text: str, folders: list[Path]) -> str:
+    """A message (a failed task's error) with the task folders' paths in their public form
+    (``public_folder``): results.json quotes it, the terminal showed it whole."""
+    for folder in sorted(folders, key=lambda f: -len(str(f))):
+        public = public_folder(folder).as_posix()
+        for shown in dict.fromkeys((str(Path(os.path.abspath(folder))), str(folder.resolve()))):
+            if Path(shown).is_absolute():
+                text = text.replace(shown, public)
+    return text

@@ -75,7 +75,9 @@ def test_callable_returning_specs_dicts_and_files(tmp_path: Path,
     # a callable in a module of its own: relative paths start from the module's folder
     lines = "".join(f'{{"text": "{"ab" * n}", "length": {n}, "target": "{"ab" * n}"}}\n'
                     for n in (2, 3, 4))
-    fromfiles = raw | {"source": {"type": "files", "path": "data/items.jsonl"}}
+    fromfiles = raw | {"source": {"type": "files", "path": "data/items.jsonl"},  # meant: one
+                       "buckets": raw["buckets"] | {"allow_outside": True,  # record outside,
+                                                    "allow_empty": True}}  # bucket 6 empty
     folder(tmp_path / "mods", {"provmod/data/items.jsonl": lines, "provmod/__init__.py": (
         f"def tasks():\n    return {{'fromfiles': {fromfiles!r}, 'yaml': 'extra/t.yaml'}}\n"),
         "provmod/extra/t.yaml": task_yaml("t")})

@@ -28,6 +28,8 @@ output: {type: generate, max_tokens: 5}
 
 
 def test_item_without_target_fails_its_task_by_name(tmp_path: Path) -> None:
+    """A record without its target is found before the model loads (every record is checked);
+    with keep_going the other task runs and the failed one is recorded by name."""
     folder = tmp_path / "tasks" / "mine"
     folder.mkdir(parents=True)
     rows = [{"q": "a", "answer": "a", "n": 1}, {"q": "bb", "answer": "bb", "n": 2},
@@ -37,16 +39,16 @@ def test_item_without_target_fails_its_task_by_name(tmp_path: Path) -> None:
     cfg = RunConfig(model="fake:x", tasks=["mine/t", "lengthgen/copy"], limit_per_bucket=2,
                     output_dir=tmp_path / "run", include_paths=[tmp_path / "tasks"])
     lines: list[str] = []
-    res = evaluate(cfg, model=FakeLM(lambda p: " x"), on_failure=lines.append)
+    res = evaluate(cfg, model=FakeLM(lambda p: " x"), on_failure=lines.append, keep_going=True)
     (line,) = lines
-    assert re.fullmatch(
-        rf"task mine/t \(include:{re.escape(str(tmp_path / 'tasks'))}\) failed: item \S+: no "
-        r"target field 'answer' \(fields\.target\)", line), line
+    assert line == (f"task mine/t (include:{tmp_path / 'tasks'}) failed: {folder / 'data.jsonl'}"
+                    ":3: the record has no field 'answer' (fields.target) (1 of 3 records)"), line
     assert [t.task for t in res.tasks] == ["lengthgen/copy"]  # the other task completed
     (failed,) = res.failed
-    assert failed.task == "mine/t" and failed.plugin is None and "no target field" in failed.error
+    assert failed.task == "mine/t" and failed.plugin is None and "no field 'answer'" in failed.error
     on_disk = json.loads((tmp_path / "run" / "results.json").read_text())
     assert on_disk["failed"][0]["task"] == "mine/t"
+    assert on_disk["failed"][0]["origin"] == "include:tasks"  # public: by name, not the path
     assert not (tmp_path / "run" / "samples" / "mine" / "t.jsonl").exists()
 
 
