@@ -4,7 +4,6 @@ own failure still ends the run (plugin cases: tests/plugins/test_isolation.py)."
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from pathlib import Path
 
