@@ -54,4 +54,8 @@ if [ "$TESTS" = 1 ]; then
   bash scripts/setup_vllm.sh
   bash scripts/setup_chromium.sh
 fi
+# Where the environment never writes bytecode itself (PYTHONDONTWRITEBYTECODE=1, as on our
+# machines), every process would compile the checkout's modules again: compile them once here
+# (an editable install does not); a source newer than its .pyc is compiled afresh as usual.
+PYTHONDONTWRITEBYTECODE= "$V/python" -m compileall -q harness tests >/dev/null
 echo "setup done: $("$V/python" -c 'import harness; print("genharness", harness.__version__)')"
