@@ -110,7 +110,8 @@ def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
         counts = [(b.role, full.inst.count({b.label})) for b in full.buckets
                   if evaluated is None or b.label in evaluated]
         plan = plan_counts(ref.address, counts, target, min_per_bucket)
-        prompts = plan_task(ref, spec, board, limit=plan.limit).prompts()
+        limited = board.model_copy(update={"limit_per_bucket": plan.limit})
+        prompts = plan_task(ref, spec, limited).prompts()
         out.append(dataclasses.replace(plan, prompts=prompts))
     return out
 

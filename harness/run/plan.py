@@ -151,9 +151,6 @@ class RunPlan:
         """The largest ID difficulty (0 without ID buckets)."""
         return max((b.top for b in self.buckets if b.role == "ID"), default=0.0)
 
-    def condition(self, cid: str) -> Condition:
-        return next(c for c in self.conditions if c.id == cid)
-
     def prompts(self) -> int:
         """Prompts the run sends (templates × conditions × items), without making items."""
         return len(self.templates) * sum(self.inst.count(c.evaluated)
@@ -205,14 +202,13 @@ class RunPlan:
         return [self.prepare(tpl, cond, it, pool) for it in self.at(d, n, stream, start)]
 
 
-def plan_task(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM | None = None,
-              limit: int | None | bool = True) -> RunPlan:
-    """The plan of ``ref``'s run under ``cfg`` (``model``: its token counter and chat template;
-    ``limit``: the run's ``--limit-per-bucket`` unless another is given)."""
+def plan_task(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM | None = None
+              ) -> RunPlan:
+    """The plan of ``ref``'s run under ``cfg`` (``model``: its token counter and chat
+    template)."""
     count = model.count_tokens if model is not None else None
-    per_bucket = cfg.limit_per_bucket if limit is True else (limit or None)
-    inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, per_bucket, count,
-                           cfg.matched_control)
+    inst = build_instances(spec, ref.address, cfg.seed, ref.base_dir, cfg.limit_per_bucket,
+                           count, cfg.matched_control)
     return RunPlan(
         task=ref.address, spec=spec, seed=cfg.seed, items_of=items_address(spec, ref.address),
         inst=inst, templates=tuple(pick_templates(spec, cfg.templates, ref.address)),

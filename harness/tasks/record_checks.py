@@ -48,8 +48,8 @@ def record_problems(spec: TaskSpec, path: Path | str, base_dir: Path
     return out
 
 
-def _rid(spec: TaskSpec, rec: Mapping[str, Any], n: int) -> str:
-    """How a record is named: its id (``fields.id``), else its line."""
+def _rid(spec: TaskSpec, rec: Mapping[str, Any]) -> str:
+    """How a record is named: its id (``fields.id``); its line is given beside it."""
     if spec.fields.id and spec.fields.id in rec:
         return f"record {str(rec[spec.fields.id])!r}"
     return "the record"
@@ -91,7 +91,7 @@ def _problems(spec: TaskSpec, task_file: Path | str, file: Path, rows: Rows,
             i, n, rec = lacking[0]
             missing_any.update(j for j, _, _ in lacking)
             hint = did_you_mean(field, names - {field})
-            problems.append(f"{file}:{n}: {_rid(spec, rec, n)} has no field {field!r} ({key})"
+            problems.append(f"{file}:{n}: {_rid(spec, rec)} has no field {field!r} ({key})"
                             f"{hint}{_share(len(lacking), len(rows))}")
     problems += _ids(spec, file, rows)
     values = _difficulties(spec, file, rows, problems)
@@ -170,7 +170,7 @@ def _coverage(spec: TaskSpec, task_file: Path | str, file: Path, rows: Rows,
         n, rec = rows[outside[0]]
         d = rec.get(spec.fields.difficulty)
         problems.append(
-            f"{file}:{n}: {_rid(spec, rec, n)} ({name} {d!r}) falls in no bucket (buckets: "
+            f"{file}:{n}: {_rid(spec, rec)} ({name} {d!r}) falls in no bucket (buckets: "
             f"{', '.join(b.label for b in buckets)}); {len(outside)} of {len(rows)} records "
             "would be left out (widen the buckets, or set buckets.allow_outside: true)")
     if spec.buckets.allow_empty:
@@ -204,13 +204,13 @@ def _targets(spec: TaskSpec, file: Path, rows: Rows, placed: dict[int, Bucket],
             try:
                 build_prompt(spec, tpl, item, [])
                 if not target_text(spec, tpl, item).strip():
-                    msg = f"{_rid(spec, rec, n)} has an empty target (template {tpl.id})"
+                    msg = f"{_rid(spec, rec)} has an empty target (template {tpl.id})"
                     _count(first, f"empty:{tpl.id}", f"{file}:{n}: {msg}")
                 out_type.choices(spec, item)
                 out_type.gold(spec, item)
             except HarnessError as e:
                 _count(first, f"error:{tpl.id}:{type(e).__name__}",
-                       f"{file}:{n}: {_rid(spec, rec, n)}: {_after_item(str(e))}")
+                       f"{file}:{n}: {_rid(spec, rec)}: {_after_item(str(e))}")
     total = len(rows)
     return [line + _share(k, total) for line, k in first.values()]
 
