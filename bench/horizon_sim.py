@@ -1,9 +1,14 @@
-"""The horizon search on simulated responders (issue 34): coverage of the true d50 by its 95%
-interval in every setting, and the answers a fixed design needs for the same precision.
+"""The horizon search on simulated responders (issues 34, 49): coverage of the true d50 by its
+95% interval in every setting of the grid, on departures the grid does not contain and on the
+documented limits, and the answers a fixed design needs for the same precision.
 
     .venv/bin/python bench/horizon_sim.py                      # 400 responders per setting
     .venv/bin/python bench/horizon_sim.py --write-doc docs/statistics.md
     .venv/bin/python bench/horizon_sim.py --budget 20 --id-items 8 --runs 200  # a sized row
+    .venv/bin/python bench/horizon_sim.py --cost-only --write-doc docs/statistics.md  # before/after
+
+Settings run in ``--jobs`` processes (default 2), one setting a task; the results do not depend
+on how many.
 
 No model runs: each responder answers with the known accuracy of its setting
 (``harness/scoring/horizon_sim.py``). Writes ``bench/results/horizon_sim.json`` (every setting's
@@ -29,12 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import ROOT, machine, write_doc, write_result  # noqa: E402
 from harness.scoring.horizon_sim import (  # noqa: E402
     ID_ITEMS,
+    LIMITS,
     SETTINGS,
+    UNSEEN,
     Coverage,
+    Setting,
     coverage,
     fixed_width,
     table,
 )
+
+UNSEEN_RUNS = 200  # responders per setting off the grid (and per documented limit)
 
 BUDGET = 200  # search answers per run: the horizon key's default
 FIXED_POINTS = 8  # difficulties of the fixed design, log-spaced over the search range
@@ -42,14 +52,25 @@ FIXED_SIZES = (10, 25, 50, 100, 200)  # items per difficulty tried for the fixed
 FIXED_RUNS = 100  # responders per fixed-design size
 
 
-def budget_rows(rows: list[Coverage]) -> list[dict[str, Any]]:
+def _cover(job: tuple[Setting, int, int, int]) -> Coverage:
+    s, runs, budget, id_items = job
+    return coverage(s, runs, budget=budget, id_items=id_items)
+
+
+def _fixed(job: tuple[Setting, int]) -> float | None:
+    return fixed_width(job[0], job[1], FIXED_POINTS, FIXED_RUNS)
+
+
+def budget_rows(rows: list[Coverage], pool: Any) -> list[dict[str, Any]]:
     """For each measured setting: the adaptive search's answers and median width, and the
     fewest fixed-design answers whose median width is at most as narrow."""
     out = []
-    for c in rows:
-        if c.median_width is None:
-            continue
-        widths = {n: fixed_width(c.setting, n, FIXED_POINTS, FIXED_RUNS) for n in FIXED_SIZES}
+    measured = [c for c in rows if c.median_width is not None and c.setting.monotone]
+    jobs = [(c.setting, n) for c in measured for n in FIXED_SIZES]
+    got = dict(zip([(c.setting.name, n) for c in measured for n in FIXED_SIZES],
+                   pool.map(_fixed, jobs), strict=True))
+    for c in measured:
+        widths = {n: got[(c.setting.name, n)] for n in FIXED_SIZES}
         enough = [n for n in FIXED_SIZES if (w := widths[n]) is not None and w <= c.median_width]
         need = FIXED_POINTS * enough[0] if enough else None
         out.append({"setting": c.setting.name, "adaptive_items": c.mean_items,
@@ -78,7 +99,31 @@ def budget_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+BEFORE = ROOT / "bench" / "results" / "horizon_sim_before49.json"  # the search before issue 49
+
+
+def cost_table(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """What robustness costs: for each setting both files ran, the statement's coverage, the
+    search answers (mean) and the median width, before and after."""
+    old = {r["setting"]: r for r in before["coverage"]}
+    out = ["| setting | holds before | holds now | answers before | answers now "
+           "| width ×d50 before | width ×d50 now |", "|---" * 7 + "|"]
+
+    def width(r: dict[str, Any]) -> str:
+        return "—" if r["median_width"] is None else f"{math.exp(r['median_width']):.2f}"
+
+    for r in after["coverage"]:
+        if (o := old.get(r["setting"])) is None:
+            continue
+        out.append(f"| {r['setting']} | {100 * o['held'] / o['runs']:.1f}% "
+                   f"| {100 * r['held'] / r['runs']:.1f}% | {o['mean_items']:.0f} "
+                   f"| {r['mean_items']:.0f} | {width(o)} | {width(r)} |")
+    return "\n".join(out)
+
+
 def main() -> None:
+    from multiprocessing import Pool
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=400, help="responders per setting")
     ap.add_argument("--write-doc", type=Path, help="docs file with the marker blocks")
@@ -86,29 +131,43 @@ def main() -> None:
                     help="search answers per run (not the default: coverage alone)")
     ap.add_argument("--id-items", type=int, default=ID_ITEMS,
                     help="items per ID bucket of the simulated fixed run")
+    ap.add_argument("--jobs", type=int, default=2, help="processes")
+    ap.add_argument("--cost-only", action="store_true",
+                    help="only write the before/after table from the two result files")
     args = ap.parse_args()
+    if args.cost_only:
+        import json
+
+        table_md = cost_table(json.loads(BEFORE.read_text()),
+                              json.loads((ROOT / "bench/results/horizon_sim.json").read_text()))
+        print(table_md)
+        if args.write_doc:
+            write_doc(ROOT / args.write_doc, {"horizon-cost": table_md})
+        return
     t0 = time.perf_counter()
-    rows = []
-    for s in SETTINGS:
-        rows.append(coverage(s, args.runs, budget=args.budget, id_items=args.id_items))
-        print(f"{s.name}: {100 * rows[-1].rate:.1f}%", flush=True)
     small = args.budget != BUDGET or args.id_items != ID_ITEMS
-    budget = [] if small else budget_rows(rows)
+    with Pool(args.jobs) as pool:
+        rows = pool.map(_cover, [(s, args.runs, args.budget, args.id_items) for s in SETTINGS])
+        off = [] if small else pool.map(_cover, [(s, UNSEEN_RUNS, args.budget, args.id_items)
+                                                 for s in UNSEEN + LIMITS])
+        budget = [] if small else budget_rows(rows, pool)
+    unseen, limits = off[:len(UNSEEN)], off[len(UNSEEN):]
     cov_md, budget_md = table(rows), budget_table(budget)
-    print(cov_md, "\n", budget_md, sep="\n")
+    unseen_md, limits_md = table(unseen), table(limits)
+    print(cov_md, unseen_md, limits_md, budget_md, sep="\n\n")
     name = f"horizon_sim_budget{args.budget}" if small else "horizon_sim"
     write_result(name, {"budget_per_run": args.budget, "id_items": args.id_items,
         "machine": machine(), "runs": args.runs, "seconds": time.perf_counter() - t0,
         "command": "bench/horizon_sim.py " + " ".join(sys.argv[1:]),
-        "coverage": [{"setting": c.setting.name, "runs": c.runs, "held": c.held,
-                      "missed": list(c.missed), "statuses": c.statuses,
-                      "mean_items": c.mean_items, "median_width": c.median_width}
-                     for c in rows],
+        "coverage": [c.record() for c in rows],
+        "unseen": [c.record() for c in unseen], "limits": [c.record() for c in limits],
         "budget": budget, "coverage_table": cov_md, "budget_table": budget_md,
+        "unseen_table": unseen_md, "limits_table": limits_md,
     })
     if args.write_doc:
         blocks = ({f"horizon-coverage-budget{args.budget}": cov_md} if small else
-                  {"horizon-coverage": cov_md, "horizon-budget": budget_md})
+                  {"horizon-coverage": cov_md, "horizon-budget": budget_md,
+                   "horizon-unseen": unseen_md, "horizon-limits": limits_md})
         write_doc(ROOT / args.write_doc if not args.write_doc.is_absolute() else args.write_doc,
                   blocks)
 

@@ -222,12 +222,21 @@ def horizon_text(h: HorizonResult, unit: str) -> str:
         return f"≥ {h.range_hi} {unit} (still above the midpoint at the end of the range)"
     if h.status == "below":
         return f"≤ {h.range_lo} {unit} (below the midpoint at the smallest difficulty)"
+    if h.status == "misfit":
+        return f"none: {misfit_text(h)}"
     assert h.d50 is not None and h.lower is not None
     upper = f"> {h.range_hi}" if h.upper is None else format_difficulty(h.upper)
     fac = "" if h.factor is None else f" = {h.factor:.2f}× the ID edge {h.edge:g}" + (
         ", inside the ID range" if h.factor < 1 else "")
     d50, lower = format_difficulty(h.d50), format_difficulty(h.lower)
     return f"{d50} {unit}{fac}  95% interval [{lower}, {upper}]"
+
+
+def misfit_text(h: HorizonResult) -> str:
+    """Why a search reports no single fall: the check's p-value and the tried accuracies."""
+    acc = ", ".join(f"{format_difficulty(d)}: {_pct(a)}% of {n}" for d, a, n in h.accuracies())
+    p = "" if h.fit_p is None else f" (check round p = {h.fit_p:.2g})"
+    return f"no single fall{p}; accuracy by difficulty {acc}"
 
 
 def horizon_lines(task: TaskResult) -> list[str]:
@@ -238,6 +247,8 @@ def horizon_lines(task: TaskResult) -> list[str]:
         end = "" if h.range_end == "spec" else f"; the {h.range_end} ends the range at {h.range_hi}"
         level = ("" if h.status == "floor"
                  else f"midpoint of {_pct(h.top)}% and baseline {_pct(h.baseline)}%; ")
+        if h.status != "floor" and h.overdispersion >= 0.05:  # answers wander more than chance
+            level += f"batches correlated, ρ ≈ {h.overdispersion:.2f}; "
         out.append(f"horizon d50 ({h.template}{cond}): {horizon_text(h, task.difficulty_name)}  "
                    f"({level}{h.items} search + {h.id_items} ID answers{end})")
     return out

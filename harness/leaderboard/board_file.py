@@ -188,7 +188,7 @@ class Split(_Model):
 class HorizonCell(_Model):
     """d50 of one entry on one task, from the adaptive horizon search (``--horizon``)."""
 
-    status: str  # measured, above ("≥ max"), below ("≤ min") or floor (no fall to place)
+    status: str  # measured, above ("≥ max"), below ("≤ min"), floor or misfit (no single fall)
     d50: float | None  # where accuracy falls halfway from the ID level to the item baseline
     ci_low: float | None  # 95% credible limits (measured only) ...
     ci_high: float | None  # ... None: the interval runs past the range
@@ -201,6 +201,10 @@ class HorizonCell(_Model):
     baseline: float  # the item baseline
     items: int  # search answers
     fixed_crossing: float | None  # where the fixed buckets' curve crosses the same midpoint
+    overdispersion: float = 0.0  # fitted intra-class correlation of a batch (posterior mean)
+    shapes: list[float] = []  # posterior weight of each fall shape (normal, late, early)
+    fit_p: float | None = None  # the check round's p-value (misfit below 0.01)
+    accuracies: list[tuple[float, float, int]] = []  # (difficulty, accuracy, answered) tried
 
 
 class AnalysisCell(_Model):

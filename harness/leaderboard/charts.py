@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from harness.leaderboard.board_file import Entry, TaskBoard, TaskRow
+from harness.scoring.horizon_model import fitted_accuracy
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")
@@ -160,11 +161,11 @@ def _fitted(task: TaskBoard, row: TaskRow, bx: Callable[[int], float], dx: float
 
     mids = [math.log(max(b.lo, 1.0) * max(b.hi if b.hi == b.lo else b.hi - 1, 1.0)) / 2
             for b in task.buckets]
-    d50, spread = math.log(h.d50), h.spread
+    d50 = math.log(h.d50)
 
     def acc(ln_d: float) -> float:
-        z = (d50 - ln_d) / spread
-        return h.baseline + (h.top - h.baseline) * 0.5 * math.erfc(-z / math.sqrt(2))
+        assert h is not None and h.d50 is not None
+        return fitted_accuracy(math.exp(ln_d), h.d50, h.spread, h.top, h.baseline, h.shapes)
 
     pts = []
     for i in range(len(mids) - 1):

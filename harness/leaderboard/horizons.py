@@ -21,7 +21,9 @@ def _cell(h: HorizonResult) -> HorizonCell:
                        factor=r(h.factor), edge=h.edge, range_hi=h.range_hi,
                        range_end=h.range_end, top=r10(h.top), spread=r10(h.spread),
                        baseline=r10(h.baseline), items=h.items,
-                       fixed_crossing=r(h.fixed_crossing))
+                       fixed_crossing=r(h.fixed_crossing), overdispersion=r10(h.overdispersion),
+                       shapes=[r10(x) for x in h.shapes], fit_p=r(h.fit_p),
+                       accuracies=[(d, r10(a), n) for d, a, n in h.accuracies()])
 
 
 def horizon_cells(t: TaskResult, template: str) -> tuple[HorizonCell | None, HorizonCell | None]:
@@ -55,6 +57,8 @@ def d50_text(c: HorizonCell | None) -> str:
         return f"≥ {c.range_hi}"
     if c.status == "below":
         return "≤ 1"
+    if c.status == "misfit":
+        return "misfit (no single fall)"
     assert c.d50 is not None and c.ci_low is not None
     hi = f"> {c.range_hi}" if c.ci_high is None else _g(c.ci_high)
     fac = "" if c.factor is None else f" ×{c.factor:.2f}"
@@ -71,7 +75,7 @@ def entry_d50_text(factor: float | None, n: int | None, above: int | None) -> st
 
 def d50_value(c: HorizonCell | None) -> str:
     """The sort value of a d50 cell: its ×ID factor ("≥ max": the range's end ×ID)."""
-    if c is None or c.status == "floor":
+    if c is None or c.status in ("floor", "misfit"):
         return ""
     if c.status == "above":
         return f"{c.range_hi / c.edge:.6g}" if c.edge else ""
@@ -84,6 +88,9 @@ def d50_title(c: HorizonCell | None) -> str:
         return ""
     cross = ("" if c.fixed_crossing is None
              else f"; the fixed buckets cross the midpoint at {_g(c.fixed_crossing)}")
+    if c.status == "misfit":
+        acc = ", ".join(f"{_g(d)}: {100 * a:.0f}%" for d, a, _ in c.accuracies)
+        cross += f"; no single fall: accuracy by difficulty {acc}"
     return (f"midpoint of {100 * c.top:.1f}% and baseline {100 * c.baseline:.1f}%; {c.items} "
             f"search answers; range up to {c.range_hi} (set by the {c.range_end}){cross}")
 
@@ -102,7 +109,9 @@ def agreement_rows(board: Leaderboard) -> list[dict[str, str]]:
             if c.status != "measured":
                 verdict = {"above": "censored: the search stayed above the midpoint",
                            "below": "censored: below the midpoint at the smallest difficulty",
-                           "floor": "no fall: the ID level is not above the baseline"}[c.status]
+                           "floor": "no fall: the ID level is not above the baseline",
+                           "misfit": "no single fall: the check round contradicts the fitted "
+                                     "fall"}[c.status]
             elif cross is None:
                 verdict = "no crossing: every fixed bucket stays above the midpoint"
             elif cross <= _first_middle(t) * (1 + 1e-9):

@@ -34,6 +34,7 @@ from harness.scoring.horizon import (
     run_search,
 )
 from harness.scoring.prepared import Prepared
+from harness.scoring.records import SampleRecord
 from harness.spec.buckets import Bucket
 from harness.spec.horizon import HorizonSpec
 from harness.spec.task import TaskSpec, TemplateSpec
@@ -102,7 +103,7 @@ def _baseline(spec: TaskSpec, prepared: Sequence[Prepared]) -> float:
     return 0.0 if value is None else value
 
 
-def _id_answers(fixed: SamplesFile, template: str) -> dict[float, tuple[float, int]]:
+def _id_answers(fixed: Sequence[SampleRecord], template: str) -> dict[float, tuple[float, int]]:
     """The fixed run's ID answers of ``template`` (ID exemplars) per difficulty."""
     out: dict[float, tuple[float, int]] = {}
     for r in fixed:
@@ -112,7 +113,7 @@ def _id_answers(fixed: SamplesFile, template: str) -> dict[float, tuple[float, i
     return out
 
 
-def fixed_curve(fixed: SamplesFile, template: str, condition: str,
+def fixed_curve(fixed: Sequence[SampleRecord], template: str, condition: str,
                 buckets: Sequence[Bucket]) -> list[tuple[float, float]]:
     """The fixed run's accuracy per bucket, at each bucket's geometric middle difficulty (the
     ID buckets from the ID-exemplar answers: a matched control answers OOD items only)."""
@@ -147,7 +148,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
         for cond in plan.conditions:
             if cond.id == MATCHED and not any(r.condition == MATCHED for r in fixed):
                 continue  # the control did not run (no measurable gap to split)
-            search = HorizonSearch(h.min, hi, baseline)
+            search = HorizonSearch(h.min, hi, baseline, edge=plan.edge)
             for d, (c, n) in sorted(id_answers.items()):
                 search.add(d, c, n)
             id_items, before = search.items, dict(search.tried)
@@ -167,15 +168,17 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
 
             est = run_search(search, ask, budget, h.round_items, math.log(h.precision))
             curve = fixed_curve(fixed, tpl.id, cond.id, plan.buckets)
-            points = [(d, c - before.get(d, (0.0, 0))[0], n - before.get(d, (0.0, 0))[1])
+            points = [(int(d), c - before.get(d, (0.0, 0))[0], n - before.get(d, (0.0, 0))[1])
                       for d, (c, n) in sorted(search.tried.items())]
-            out.append(_result(est, tpl.id, cond.id, plan.edge, end, id_items, points, curve, h))
+            out.append(_result(est, tpl.id, cond.id, plan.edge, end, id_items, points, curve, h,
+                               search.check_items, sorted(id_answers.items())))
     return out
 
 
 def _result(est: Estimate, template: str, condition: str, edge: float, end: str, id_items: int,
             points: list[tuple[int, float, int]], curve: list[tuple[float, float]],
-            h: HorizonSpec) -> HorizonResult:
+            h: HorizonSpec, check_items: int, id_answers: list[tuple[float, tuple[float, int]]]
+            ) -> HorizonResult:
     return HorizonResult(
         template=template, condition=condition, status=est.status, d50=est.d50,
         lower=est.lower, upper=est.upper, edge=edge, range_lo=est.range_lo,
@@ -185,21 +188,44 @@ def _result(est: Estimate, template: str, condition: str, edge: float, end: str,
         points=[(d, c, n) for d, c, n in points if n],
         fixed_crossing=fall_d50(est.top, est.baseline, curve),
         samples_file="", samples_sha256="", horizon=h.model_dump(mode="json"),
+        overdispersion=est.overdispersion, shapes=list(est.shapes), check_items=check_items,
+        fit_p=est.fit_p, id_points=[(d, c, n) for d, (c, n) in id_answers],
     )
 
 
-def recompute(h: HorizonResult, fixed: SamplesFile, searched: SamplesFile) -> Estimate:
+def recomputed(h: HorizonResult, fixed: Sequence[SampleRecord],
+               searched: Sequence[SampleRecord], buckets: Sequence[Bucket]) -> HorizonResult:
+    """``h`` with every number the search's answers give computed again (``recompute``):
+    what ``harness rescore`` writes, asking no model."""
+    est = recompute(h, fixed, searched)
+    ids = sorted(_id_answers(fixed, h.template).items())
+    curve = fixed_curve(fixed, h.template, h.condition, buckets)
+    return h.model_copy(update={
+        "status": est.status, "d50": est.d50, "lower": est.lower, "upper": est.upper,
+        "top": est.top, "spread": est.spread, "overdispersion": est.overdispersion,
+        "shapes": list(est.shapes), "fit_p": est.fit_p,
+        "id_points": [(d, c, n) for d, (c, n) in ids],
+        "fixed_crossing": fall_d50(est.top, est.baseline, curve)})
+
+
+def recompute(h: HorizonResult, fixed: Sequence[SampleRecord],
+              searched: Sequence[SampleRecord]) -> Estimate:
     """``h``'s estimate again from the samples files alone: the fixed run's ID answers of its
-    template and the search's answers of its template and condition (the posterior does not
-    depend on the order the answers came in)."""
-    search = HorizonSearch(h.range_lo, h.range_hi, h.baseline)
+    template (one batch per difficulty) and the search's answers of its template and
+    condition in the order they were asked, cut into its rounds (``horizon.round_items``
+    answers each; the last ``check_items`` are the check round), one batch per difficulty
+    and round."""
+    search = HorizonSearch(h.range_lo, h.range_hi, h.baseline, edge=h.edge)
     for d, (c, n) in sorted(_id_answers(fixed, h.template).items()):
         search.add(d, c, n)
-    per: dict[float, tuple[float, int]] = {}
-    for r in searched:
-        if r.template == h.template and r.condition == h.condition:
+    records = [r for r in searched if r.template == h.template and r.condition == h.condition]
+    cut = len(records) - h.check_items
+    size = int(h.horizon.get("round_items", 40))
+    rounds = [records[i:min(i + size, cut)] for i in range(0, cut, size)]
+    for chunk, check in [*((r, False) for r in rounds), (records[cut:], True)]:
+        per: dict[float, tuple[float, int]] = {}
+        for r in chunk:
             c, n = per.get(r.difficulty, (0.0, 0))
             per[r.difficulty] = (c + r.score, n + 1)
-    for d, (c, n) in sorted(per.items()):
-        search.add(d, c, n)
-    return search.estimate()
+        search.add_round([(d, c, n) for d, (c, n) in per.items()], check=check)
+    return search.verdict()

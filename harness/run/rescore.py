@@ -1,9 +1,10 @@
 """Recompute a finished run's numbers from its per-sample files: ``harness rescore RUN_DIR``.
 
-Every number in results.json comes from the samples files (``scoring/report``, the analyses), so
-a run made under an older results schema (older intervals, say) is brought up to date without
-asking the model anything: the bucket tables (each metric's, where the task has several), gaps
-and analyses of each task are computed again from its samples (checked against the recorded
+Every number in results.json comes from the samples files (``scoring/report``, the analyses, the
+horizon search's answers), so a run made under an older results schema (older intervals, say)
+is brought up to date without asking the model anything: the bucket tables (each metric's, where
+the task has several), gaps, analyses and horizon estimates (``run/horizon.recomputed``) of each
+task are computed again from its samples (checked against the recorded
 ``samples_sha256`` first) with the task's recorded spec and the run's seed, and results.json is
 rewritten atomically at the current schema version; everything else in it (the run's options,
 model, environment, timings) is kept as it was.
@@ -35,8 +36,11 @@ from harness.spec.task import TaskSpec
 def task_records(run_dir: Path, task: dict[str, Any]) -> list[SampleRecord]:
     """A task's sample records (``task``: its entry in the run's results.json), checked against
     ``samples_sha256``; a board's gzip copy is read too."""
-    rel = str(task.get("samples_file", ""))
     name = f"{run_dir / 'results.json'}: task {task.get('task')!r}"
+    return _records(run_dir, str(task.get("samples_file", "")), task.get("samples_sha256"), name)
+
+
+def _records(run_dir: Path, rel: str, expected: str | None, name: str) -> list[SampleRecord]:
     plain, packed = run_dir / rel, run_dir / (rel + ".gz")
     for path in (plain, packed):
         if not path.resolve().is_relative_to(run_dir.resolve()):
@@ -45,11 +49,25 @@ def task_records(run_dir: Path, task: dict[str, Any]) -> list[SampleRecord]:
         raise HarnessError(f"{name}: no samples file {rel!r} (nor {rel}.gz) to rescore from")
     data = plain.read_bytes() if plain.is_file() else gzip.decompress(packed.read_bytes())
     h = hashlib.sha256(data)
-    expected = task.get("samples_sha256")
     if expected is not None and h.hexdigest() != expected:
         raise HarnessError(f"{name}: the samples file's sha256 {h.hexdigest()[:12]}… differs from "
                            f"samples_sha256 {str(expected)[:12]}…: it was changed after the run")
     return [SampleRecord.model_validate_json(line) for line in _lines(data)]
+
+
+def _horizons(run_dir: Path, task: dict[str, Any], records: list[SampleRecord],
+              buckets: list[Bucket]) -> list[dict[str, Any]]:
+    """The task's horizon searches computed again from their samples files (``run/horizon``)."""
+    from harness.run.horizon import recomputed
+    from harness.run.results import HorizonResult
+
+    out = []
+    for raw in task.get("horizons", []):
+        h = HorizonResult.model_validate(raw)
+        name = f"{run_dir / 'results.json'}: task {task.get('task')!r}: horizon {h.template!r}"
+        searched = _records(run_dir, h.samples_file, h.samples_sha256, name)
+        out.append(recomputed(h, records, searched, buckets).model_dump(mode="json"))
+    return out
 
 
 def _lines(data: bytes) -> Iterator[bytes]:
@@ -97,6 +115,8 @@ def rescored(run_dir: Path) -> Results:
                          for x in record_splits(records, buckets, reports)]
         task["analyses"] = [a.model_dump(mode="json")
                             for a in run_analyses(records, buckets, spec.analyses, seed)]
+        if task.get("horizons"):
+            task["horizons"] = _horizons(run_dir, task, records, buckets)
     data["schema_version"] = SCHEMA_VERSION
     try:
         return Results.model_validate(data)

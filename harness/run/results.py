@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import platform
 import subprocess
 from array import array
@@ -82,7 +81,7 @@ class HorizonResult(_Model):
 
     template: str  # prompt template id
     condition: str = ""  # few-shot condition id (the matched-exemplar control: "matched")
-    status: str  # measured, above ("≥ max"), below ("≤ min") or floor (no fall to place)
+    status: str  # measured, above ("≥ max"), below ("≤ min"), floor or misfit (no single fall)
     d50: float | None  # posterior median of d50 (measured only)
     lower: float | None  # 95% credible limits of d50 (measured only) ...
     upper: float | None  # ... upper None: the interval runs past the range
@@ -93,13 +92,18 @@ class HorizonResult(_Model):
     top: float  # fitted accuracy on easy items (posterior mean)
     spread: float  # σ: the fall's width in ln-difficulty units (geometric posterior mean)
     baseline: float  # the item baseline the fall is measured down to
-    items: int  # search answers (in the horizon samples file)
+    items: int  # search answers (in the horizon samples file), the check round's included
     id_items: int  # ID answers of the fixed run the fit also used
     points: list[tuple[int, float, int]]  # (difficulty, correct, answered) of the search
     fixed_crossing: float | None  # where the fixed-bucket curve crosses the same midpoint
     samples_file: str  # the search's per-sample file, relative to the output directory
     samples_sha256: str  # sha256 of its bytes
     horizon: dict[str, Any]  # the task's horizon spec the search ran under
+    overdispersion: float = 0.0  # ρ, posterior mean: intra-class correlation of a batch
+    shapes: list[float] = []  # posterior weight of each fall shape (normal, late, early)
+    check_items: int = 0  # answers of the check round (the last ones of the samples file)
+    fit_p: float | None = None  # the check round's p-value (misfit below 0.01; None: no check)
+    id_points: list[tuple[float, float, int]] = []  # (difficulty, correct, answered) of the ID
 
     @property
     def factor(self) -> float | None:
@@ -108,10 +112,19 @@ class HorizonResult(_Model):
 
     def curve(self, d: float) -> float | None:
         """The fitted accuracy at difficulty ``d`` (measured only)."""
+        from harness.scoring.horizon_model import fitted_accuracy
+
         if self.d50 is None:
             return None
-        z = (math.log(self.d50) - math.log(d)) / self.spread
-        return self.baseline + (self.top - self.baseline) * 0.5 * math.erfc(-z / math.sqrt(2))
+        return fitted_accuracy(d, self.d50, self.spread, self.top, self.baseline, self.shapes)
+
+    def accuracies(self) -> list[tuple[float, float, int]]:
+        """Every tried difficulty's (difficulty, accuracy, answered), ID answers included."""
+        per: dict[float, tuple[float, int]] = {}
+        for d, c, n in [*self.id_points, *self.points]:
+            c0, n0 = per.get(float(d), (0.0, 0))
+            per[float(d)] = (c0 + c, n0 + n)
+        return [(d, c / n, n) for d, (c, n) in sorted(per.items()) if n]
 
 
 class TaskFailure(_Model):

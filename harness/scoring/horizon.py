@@ -1,31 +1,33 @@
 """The horizon d50: where accuracy falls halfway from the model's ID level to the item baseline.
 
-The curve is a psychometric function of log difficulty,
+The curve and its likelihood are ``scoring/horizon_model``: a fall of one of three shapes
+(symmetric in ln d, late, early) from the easy-item accuracy 1 − λ down to the **item baseline**
+γ (the best constant answer of the items, ``scoring/baselines``; fixed, not fitted), with the
+answers of one round at one difficulty a beta-binomial batch whose intra-class correlation ρ is
+integrated over, so that answers that vary more than independent draws widen the interval.
 
-    p(d) = γ + (1 − γ − λ) · Φ((−ln d − μ) / σ),
-
-with γ the **item baseline** (the best constant answer of the items, ``scoring/baselines``; fixed,
-not fitted), 1 − λ the model's accuracy on easy items (its ID level), μ = −ln d50 and σ the
-spread in natural-log units. At d = d50 the accuracy is exactly halfway between 1 − λ and γ.
-
-**Design and fit.** QUEST+ (Watson 2017; the ``questplus`` package) keeps the posterior over a
-grid of (μ, σ, λ) with flat priors and, after each round, ranks the candidate difficulties by the
-entropy the posterior is expected to have after one more answer there. A round puts its items
-on the ``points`` best-ranked difficulties (``next_round``), so a batched backend gets many
-prompts at once. The estimate is the posterior's median of d50 with the central 95% credible
-interval of its marginal (``estimate``); the simulation in ``tests/unit/test_horizon_coverage.py``
-and ``bench/horizon_sim.py`` measures how often that interval covers the true d50.
+**Design.** QUEST+'s rule (Watson 2017): after each round, the candidate difficulties are
+ranked by the entropy the posterior (ρ summed out; one answer's likelihood does not depend on
+it) is expected to have after one more answer there, and a round puts its items on the
+``points`` best-ranked (``next_round``), so a batched backend gets many prompts at once. The
+``questplus`` package computes the same rule for its own fixed functions, one Bernoulli answer
+per update; the beta-binomial batches and the leaning shapes are not among them, so the grid is
+kept here (``tests/unit/test_horizon.py`` checks the normal shape's likelihood against it).
+The estimate is the posterior median of d50 with the central 95% credible interval of its
+marginal (``estimate``); ``horizon_sim`` measures how often that interval holds the true d50.
 
 **Why not psignifit for the fit.** psignifit 4.3 (Schütt et al. 2016) bounds the lapse rate to
 (0, 0.5) under a Beta(1, 10) prior, made for observers who rarely lapse. A model whose easy-item
 accuracy is 80% has λ = 0.2: on 20 simulated data sets (d50 = 20, top 0.8, 11 levels × 20 items)
 its fitted λ was 0 each time and its 95% interval held the true d50 0 times of 20, at about 1.5 s
-a fit; a flat lapse prior made its optimiser return λ < 0. The QUEST+ grid posterior has no such
-prior and costs milliseconds.
+a fit; a flat lapse prior made its optimiser return λ < 0. Its overdispersion η is kept here (as
+ρ = η²).
 
-**Censoring.** A model still above the midpoint at the largest difficulty tried gets "≥ max"
-(``status="above"``), never a number; one already below it at the smallest gets "≤ min"
-(``"below"``); one whose ID level is not above the baseline has no fall to place (``"floor"``).
+**Censoring and misfit.** A model still above the midpoint at the largest difficulty tried gets
+"≥ max" (``status="above"``), never a number; one already below it at the smallest gets "≤ min"
+(``"below"``); one whose ID level is not above the baseline has no fall to place (``"floor"``);
+a check round whose fresh answers contradict the fitted fall (``horizon_fit``) gives
+``"misfit"``, with the tried accuracies instead of a d50 (``verdict``).
 """
 
 from __future__ import annotations
@@ -35,18 +37,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from harness.scoring.horizon_model import LAPSE_STEPS, RHO_PRIOR, Grid
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-Status = Literal["measured", "above", "below", "floor"]
+Status = Literal["measured", "above", "below", "floor", "misfit"]
 LEVEL = 0.95  # credible level of the d50 interval
 STOP_LEVEL = 0.99  # the interval whose width decides an early stop (wider than the one shown)
 CANDIDATES = 24  # difficulties the search may choose from (log-spaced, distinct integers)
-MARGIN = math.log(4.0)  # the μ grid reaches this far past each end of the range (ln units)
-MU_STEPS, SIGMA_STEPS, LAPSE_STEPS = 160, 16, 24  # the posterior grid
-SIGMA_RANGE = (0.05, 3.0)  # spread σ in ln-difficulty units: a near step to a very slow fall
-CORRECT, WRONG = "Correct", "Incorrect"
 
 
 def candidate_difficulties(lo: int, hi: int, n: int = CANDIDATES) -> list[int]:
@@ -64,7 +64,7 @@ def candidate_difficulties(lo: int, hi: int, n: int = CANDIDATES) -> list[int]:
 class Estimate:
     """The horizon of one task and template: d50 with its interval, or why there is none."""
 
-    status: Status  # measured, above ("≥ max"), below ("≤ min") or floor (no fall to place)
+    status: Status  # measured, above ("≥ max"), below ("≤ min"), floor or misfit
     d50: float | None  # posterior median of d50 (measured only)
     lower: float | None  # 95% credible limits of d50 (measured only; upper None: past the range)
     upper: float | None
@@ -75,83 +75,63 @@ class Estimate:
     baseline: float  # γ, the item baseline the fall is measured down to
     items: int  # answers the estimate rests on (search items and the ID items it was given)
     log_width: float | None  # width of the interval in ln units (None when open or censored)
-
-
-def _grid(lo: int, hi: int, baseline: float) -> dict[str, Any]:
-    import numpy as np
-
-    mu = np.linspace(-math.log(hi) - MARGIN, -math.log(lo) + MARGIN, MU_STEPS)
-    sigma = np.geomspace(*SIGMA_RANGE, SIGMA_STEPS)
-    room = 1.0 - baseline  # λ from 0 (top 1) to all the room above the baseline (top = γ)
-    lapse = np.linspace(0.0, room * (1 - 1e-3), LAPSE_STEPS)
-    return {"mean": mu, "sd": sigma, "lower_asymptote": np.array([baseline]),
-            "lapse_rate": lapse}
+    overdispersion: float = 0.0  # ρ, posterior mean: intra-class correlation within a batch
+    shapes: tuple[float, ...] = ()  # posterior weight of each fall shape (SHAPES' order)
+    fit_p: float | None = None  # the check round's p-value (None: no check ran)
+    tried: tuple[tuple[float, float, int], ...] = ()  # (difficulty, correct, answered), pooled
 
 
 class HorizonSearch:
-    """A QUEST+ search for d50 over ``lo..hi`` with the item baseline ``baseline``."""
+    """A search for d50 over ``lo..hi`` with the item baseline ``baseline``; ``edge`` is the
+    largest ID difficulty (where the check round starts looking)."""
 
-    def __init__(self, lo: int, hi: int, baseline: float) -> None:
+    def __init__(self, lo: int, hi: int, baseline: float, edge: float | None = None) -> None:
         import numpy as np
 
-        try:
-            from questplus import QuestPlus
-        except ImportError:
-            from harness.errors import HarnessError
-
-            raise HarnessError("--horizon needs the questplus package: pip install "
-                               "'genharness[horizons]'") from None
-
-        self.lo, self.hi = lo, hi
+        self.lo, self.hi, self.edge = lo, hi, edge
         self.baseline = min(max(float(baseline), 0.0), 0.98)
         self.difficulties = candidate_difficulties(lo, hi)
-        intensity = -np.log(np.array(self.difficulties, dtype=float))
-        self._qp = QuestPlus(
-            stim_domain={"intensity": intensity}, param_domain=_grid(lo, hi, self.baseline),
-            outcome_domain={"response": [CORRECT, WRONG]}, func="norm_cdf", stim_scale="linear",
-            stim_selection_method="min_entropy", param_estimation_method="mean")
-        self._logpost = np.log(self._qp.posterior.values)  # kept in logs: no underflow
+        self.grid = Grid(lo, hi, self.baseline)
+        # the prior (flat but for ρ, ``RHO_PRIOR``), kept in logs: no underflow
+        self._logpost = np.zeros(self.grid.shape) + np.log(RHO_PRIOR)[:, None, None, None, None]
+        self._post: npt.NDArray[np.float64] | None = None
+        self._terms: dict[int, tuple[npt.NDArray[np.float64], ...]] = {}
         self.items = 0
-        self.tried: dict[int, tuple[float, int]] = {}  # difficulty → (correct, answered)
+        self.batches: list[tuple[float, float, int]] = []  # (difficulty, correct, answered)
+        self.fit_p: float | None = None  # the check round's p-value (None: no check ran)
+        self.check_items = 0  # answers of the check round
+        self.tried: dict[float, tuple[float, int]] = {}  # difficulty → (correct, answered)
 
     def add(self, d: float, correct: float, n: int) -> None:
-        """Answers at difficulty ``d``: ``correct`` of ``n`` right (a fractional ``correct``
-        from partial-credit scores is used as is)."""
-        import numpy as np
-
+        """One batch: ``correct`` of ``n`` answers right at difficulty ``d`` (one round's
+        answers there, or an ID difficulty's; a fractional ``correct`` from partial-credit
+        scores is used as is)."""
         if n <= 0:
             return
-        like = self._likelihood(-math.log(float(d)))
-        with np.errstate(divide="ignore"):
-            self._logpost = (self._logpost + correct * np.log(like)
-                             + (n - correct) * np.log1p(-like))
-        self._sync()
+        key = float(d)
+        self._logpost += self.grid.loglik(key, correct, n)
+        self._post = None
         self.items += n
-        c, m = self.tried.get(int(d), (0.0, 0))
-        self.tried[int(d)] = (c + correct, m + n)
+        self.batches.append((key, correct, n))
+        c, m = self.tried.get(key, (0.0, 0))
+        self.tried[key] = (c + correct, m + n)
 
-    def _likelihood(self, x: float) -> npt.NDArray[np.float64]:
-        """P(correct | parameters) at intensity ``x`` over the grid (params' shape)."""
-        import numpy as np
-        from scipy.stats import norm
-
-        g = self._qp.param_domain
-        mu = g["mean"][:, None, None, None]
-        sd = g["sd"][None, :, None, None]
-        gam = g["lower_asymptote"][None, None, :, None]
-        lap = g["lapse_rate"][None, None, None, :]
-        p = gam + (1 - gam - lap) * norm.cdf((x - mu) / sd)
-        return np.clip(p, 1e-9, 1 - 1e-9)  # type: ignore[no-any-return]
-
-    def _sync(self) -> None:
+    def posterior(self) -> npt.NDArray[np.float64]:
+        """The normalised posterior over (ρ, ln d50, σ, λ, shape)."""
         import numpy as np
 
-        post = np.exp(self._logpost - self._logpost.max())
-        self._qp.posterior.values[...] = post / post.sum()
+        if self._post is None:
+            rel = self._logpost - self._logpost.max()
+            # cells below e^-575 of the mode count as 0: no subnormal numbers downstream
+            # (arithmetic on them is a hundred times slower), and no visible mass is lost
+            post = np.exp(np.maximum(rel, -700.0))
+            post[rel < -575.0] = 0.0
+            self._post = post / post.sum()
+        return self._post
 
     def next_round(self, items: int, points: int = 4) -> list[tuple[int, int]]:
         """Where the next ``items`` answers go: the ``points`` candidate difficulties with the
-        lowest expected posterior entropy after one answer (QUEST+'s own ranking), the items
+        lowest expected posterior entropy after one answer (QUEST+'s ranking), the items
         split evenly between them, the best-ranked getting any remainder."""
         ranked = self._ranked()
         chosen = ranked[: max(1, min(points, len(ranked), items))]
@@ -160,47 +140,56 @@ class HorizonSearch:
 
     def _ranked(self) -> list[int]:
         """Candidates from the most to the least informative (ties: the smaller difficulty)."""
-        import numpy as np
+        from scipy.special import xlogy
 
-        post = self._qp.posterior.values
+        post = self.posterior().sum(axis=0).ravel()  # one answer does not depend on ρ
+        plogp = xlogy(post, post)
         scores = []
         for d in self.difficulties:
-            p = self._likelihood(-math.log(d))
+            p, plp, qlq = self._entropy_terms(d)
             h = 0.0
-            for like in (p, 1 - p):
-                joint = post * like
-                mass = float(joint.sum())
+            for like, llogl in ((p, plp), (1 - p, qlq)):
+                mass = float(post @ like)
                 if mass <= 0:
                     continue
-                q = joint / mass
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    h += mass * float(-np.nansum(q * np.log(q)))
+                # −Σ q ln q with q = post · like / mass, weighted by the outcome's mass
+                h -= float(like @ plogp) + float(post @ llogl) - mass * math.log(mass)
             scores.append(h)
         order = sorted(range(len(self.difficulties)), key=lambda i: (round(scores[i], 12), i))
         return [self.difficulties[i] for i in order]
+
+    def _entropy_terms(self, d: int) -> tuple[npt.NDArray[np.float64], ...]:
+        """p(d), p ln p and (1 − p) ln(1 − p), flat (kept per candidate)."""
+        from scipy.special import xlogy
+
+        got = self._terms.get(d)
+        if got is None:
+            p = self.grid.accuracy(d).ravel()
+            got = self._terms[d] = (p, xlogy(p, p), xlogy(1 - p, 1 - p))
+        return got
 
     def estimate(self, level: float = LEVEL) -> Estimate:
         """The current d50 with its ``level`` interval, or its censored or floor status."""
         import numpy as np
 
-        post = self._qp.posterior.values
-        g = self._qp.param_domain
-        lap = post.sum(axis=(0, 1, 2))
-        top = float(np.sum(lap * (1 - g["lapse_rate"])))
-        spread = math.exp(float(np.sum(post.sum(axis=(0, 2, 3)) * np.log(g["sd"]))))
-        mu_post = post.sum(axis=(1, 2, 3))
-        # d50 = exp(−μ): ascending d50 is descending μ
-        d50s = np.exp(-g["mean"][::-1])
-        cdf = np.cumsum(mu_post[::-1])
+        post = self.posterior()
+        g = self.grid
+        top = float(np.sum(post.sum(axis=(0, 1, 2, 4)) * (1 - g.lapse)))
+        spread = math.exp(float(np.sum(post.sum(axis=(0, 1, 3, 4)) * np.log(g.sigma))))
+        rho = float(np.sum(post.sum(axis=(1, 2, 3, 4)) * g.rho))
+        shapes = tuple(float(x) for x in post.sum(axis=(0, 1, 2, 3)))
+        cdf = np.cumsum(post.sum(axis=(0, 2, 3, 4)))
+        d50s = np.exp(g.log_d50)
         a = (1 - level) / 2
         median = _quantile(d50s, cdf, 0.5)
         lower, upper = _quantile(d50s, cdf, a), _quantile(d50s, cdf, 1 - a)
+        tried = tuple((d, c, n) for d, (c, n) in sorted(self.tried.items()))
 
         def say(status: Status, d50: float | None = None, lo: float | None = None,
                 hi: float | None = None) -> Estimate:
             width = None if lo is None or hi is None else math.log(hi / lo)
             return Estimate(status, d50, lo, hi, self.lo, self.hi, top, spread,
-                            self.baseline, self.items, width)
+                            self.baseline, self.items, width, rho, shapes, None, tried)
 
         if self._at_floor():
             return say("floor")
@@ -210,13 +199,58 @@ class HorizonSearch:
             return say("below")
         return say("measured", median, lower, None if upper > self.hi else upper)
 
+    def check_round(self, items: int) -> list[tuple[int, int]]:
+        """Where a check round of ``items`` goes (``horizon_fit.check_plan``): the widest
+        gaps between tried difficulties below the current d50 estimate."""
+        from harness.scoring.horizon_fit import check_plan
+
+        est = self.estimate()
+        below = self.hi if est.status == "above" else (est.d50 or self.lo)
+        edge = self.edge if self.edge is not None else min(self.tried, default=self.lo)
+        return check_plan(self.difficulties, list(self.tried), edge, below, items)
+
+    def add_round(self, batches: Sequence[tuple[float, float, int]], check: bool = False
+                  ) -> None:
+        """One round's batches, added to the fit; ``check``: the check round's, first placed
+        in the predictive distribution of the posterior before them
+        (``horizon_fit.held_out_p``) and counted in ``check_items``."""
+        from harness.scoring.horizon_fit import held_out_p
+
+        asked = [b for b in batches if b[2] > 0]
+        if check and asked:
+            p = held_out_p(self.grid, self.posterior(), asked)
+            self.fit_p = min(1.0, p * len(asked))  # Bonferroni over the check's batches
+        for d, c, n in asked:
+            self.add(d, c, n)
+            self.check_items += n if check else 0
+
+    def verdict(self) -> Estimate:
+        """The estimate the search reports: a check round that contradicts the fitted fall
+        (``horizon_fit``) makes it ``misfit``, without a d50."""
+        from dataclasses import replace
+
+        from harness.scoring.horizon_fit import MISFIT_P
+
+        est = self.estimate()
+        if est.status == "floor":
+            return est
+        if self.fit_p is not None and self.fit_p < MISFIT_P:
+            return replace(est, status="misfit", d50=None, lower=None, upper=None,
+                           log_width=None, fit_p=self.fit_p)
+        return replace(est, fit_p=self.fit_p)
+
     def _at_floor(self) -> bool:
         """Whether the easy-item accuracy is not credibly above the baseline: the posterior
-        puts more than 2.5% on a top within one grid step of it."""
-        g = self._qp.param_domain
-        lap = self._qp.posterior.values.sum(axis=(0, 1, 2))
+        with independent answers (ρ = 0) puts more than 2.5% on a top within one grid step of
+        it. "No fall to place" is a claim about the ID answers' level; read through a large ρ,
+        a few ID answers of a model well above its baseline would too often be called floor."""
+        import numpy as np
+
+        g = self.grid
+        slice0 = np.exp(self._logpost[0] - self._logpost[0].max())
+        lap = slice0.sum(axis=(0, 1, 3)) / slice0.sum()
         room = 1 - self.baseline
-        near = g["lapse_rate"] >= room * (1 - 1e-3) - room / (LAPSE_STEPS - 1) - 1e-12
+        near = g.lapse >= room * (1 - 1e-3) - room / (LAPSE_STEPS - 1) - 1e-12
         return float(lap[near].sum()) > (1 - LEVEL) / 2
 
     def done(self, target_width: float) -> bool:
@@ -233,9 +267,9 @@ class HorizonSearch:
     def _beyond_sure(self) -> bool:
         import numpy as np
 
-        g = self._qp.param_domain
-        mu_post = self._qp.posterior.values.sum(axis=(1, 2, 3))
-        d50 = np.exp(-g["mean"])
+        g = self.grid
+        mu_post = self.posterior().sum(axis=(0, 2, 3, 4))
+        d50 = np.exp(g.log_d50)
         beyond = float(mu_post[d50 > self.hi].sum()) + float(mu_post[d50 < self.lo].sum())
         return beyond > 1 - (1 - LEVEL) / 2
 
@@ -260,21 +294,28 @@ MIN_ROUNDS = 2  # rounds before the search may stop early (a first narrow interv
 
 def run_search(search: HorizonSearch, answer: Any, budget: int, round_items: int,
                target_width: float, points: int = 4, min_rounds: int = MIN_ROUNDS) -> Estimate:
-    """Rounds of ``round_items`` until ``budget`` answers, or, after ``min_rounds`` rounds,
-    until ``search.done`` after two rounds in a row: ``answer(plan)`` takes
-    ``[(difficulty, count), …]`` and returns ``[(difficulty, correct, n), …]``."""
+    """Rounds of ``round_items`` until ``budget`` answers less the check round's, or, after
+    ``min_rounds`` rounds, until ``search.done`` after two rounds in a row; then the check
+    round (``horizon_fit``; searches of at least ``CHECK_MIN_BUDGET`` answers).
+    ``answer(plan)`` takes ``[(difficulty, count), …]`` and returns
+    ``[(difficulty, correct, n), …]``."""
+    from harness.scoring.horizon_fit import CHECK_ITEMS, CHECK_MIN_BUDGET
+
     spent = rounds = narrow = 0
     if search.estimate().status == "floor":  # the ID answers alone: no fall to place
-        return search.estimate()
-    while spent < budget and narrow < 2:
+        return search.verdict()
+    check = CHECK_ITEMS if budget >= CHECK_MIN_BUDGET else 0
+    while spent < budget - check and narrow < 2:
         rounds += 1
-        plan = search.next_round(min(round_items, budget - spent), points)
-        for d, correct, n in answer(plan):
-            search.add(d, correct, n)
-            spent += n
+        plan = search.next_round(min(round_items, budget - check - spent), points)
+        got = answer(plan)
+        search.add_round(got)
+        spent += sum(n for _, _, n in got)
         # stop once two rounds in a row end narrow enough: one narrow end can be a lucky draw
         narrow = narrow + 1 if rounds >= min_rounds and search.done(target_width) else 0
-    return search.estimate()
+    if check and search.estimate().status != "floor" and (plan := search.check_round(check)):
+        search.add_round(answer(plan), check=True)
+    return search.verdict()
 
 
 def format_difficulty(x: float) -> str:

@@ -68,17 +68,23 @@ def test_candidates_are_distinct_log_spaced_and_span_the_range() -> None:
         candidate_difficulties(0, 8)
 
 
-def test_the_likelihood_and_first_pick_are_questplus_own() -> None:
+def test_the_normal_shape_is_questplus_own_likelihood() -> None:
+    """The grid's symmetric shape is QUEST+'s norm_cdf psychometric function (the questplus
+    package, on the same grid), at every grid point."""
+    questplus = pytest.importorskip("questplus")
     s = HorizonSearch(1, 256, 0.25)
-    for d in (1, 9, 256):
-        x = -math.log(d)
-        ours = s._likelihood(x)
-        theirs = s._qp.likelihoods.sel(intensity=x, response="Correct").values
-        assert np.allclose(ours, theirs, atol=1e-8)
-    s.add(2, 30, 30)
-    s.add(40, 3, 10)
-    first = s.next_round(10, points=1)[0][0]
-    assert math.isclose(-math.log(first), s._qp.next_stim["intensity"])
+    g = s.grid
+    xs = [-math.log(d) for d in (1, 9, 256)]
+    qp = questplus.QuestPlus(
+        stim_domain={"intensity": np.array(xs)},
+        param_domain={"mean": -g.log_d50, "sd": g.sigma, "lower_asymptote": np.array([0.25]),
+                      "lapse_rate": g.lapse},
+        outcome_domain={"response": ["Correct", "Incorrect"]}, func="norm_cdf",
+        stim_scale="linear")
+    for d, x in zip((1, 9, 256), xs, strict=True):
+        ours = g.accuracy(d)[..., 0]  # (ln d50, σ, λ) of the normal shape
+        theirs = qp.likelihoods.sel(intensity=x, response="Correct").values[:, :, 0, :]
+        assert np.allclose(ours, np.clip(theirs, 1e-9, 1 - 1e-9), atol=1e-8)
 
 
 def test_a_known_break_is_found_and_the_interval_holds_it(tmp_path: Path) -> None:
@@ -244,3 +250,43 @@ def test_a_searched_template_prints_one_horizon_the_d50(tmp_path: Path) -> None:
     # where no search ran, the fixed buckets' extrapolation horizon is the one shown
     plain = printed(task.model_copy(update={"horizons": []}))
     assert "extrapolation horizon" in plain and "horizon d50" not in plain
+
+
+def test_rescore_computes_the_horizons_again_from_their_answers(tmp_path: Path) -> None:
+    """A results.json whose d50 was edited (or made by an older search model) gets the estimate
+    its recorded answers give back from ``harness rescore``, asking no model."""
+    from harness.run.rescore import rescore
+
+    res = run(tmp_path, ScriptedLM(copier(20)))
+    (h,) = res.tasks[0].horizons
+    path = tmp_path / "run" / "results.json"
+    data = json.loads(path.read_text())
+    data["tasks"][0]["horizons"][0].update(d50=999.0, lower=1.0, upper=None, status="above",
+                                          overdispersion=0.9, shapes=[])
+    path.write_text(json.dumps(data))
+    rescore(tmp_path / "run")
+    again = json.loads(path.read_text())["tasks"][0]["horizons"][0]
+    assert again["status"] == h.status == "measured"
+    assert again["d50"] == pytest.approx(h.d50, rel=1e-9)
+    assert again["lower"] == pytest.approx(h.lower, rel=1e-9)
+    assert again["overdispersion"] == pytest.approx(h.overdispersion, rel=1e-9)
+    assert again["shapes"] == pytest.approx(h.shapes, rel=1e-9)
+    assert again["check_items"] == h.check_items == 30
+
+
+def test_a_misfit_is_said_with_its_accuracies_not_a_d50(tmp_path: Path) -> None:
+    from harness.cli.run_tables import horizon_lines
+    from harness.leaderboard.horizons import _cell, d50_text, d50_title, d50_value
+
+    res = run(tmp_path, ScriptedLM(copier(20)))
+    task = res.tasks[0]
+    (h,) = task.horizons
+    bad = h.model_copy(update={"status": "misfit", "d50": None, "lower": None, "upper": None,
+                               "fit_p": 0.002})
+    (line,) = horizon_lines(task.model_copy(update={"horizons": [bad]}))
+    assert "none: no single fall (check round p = 0.002); accuracy by difficulty" in line
+    first = bad.accuracies()[0]
+    assert f"{first[0]:g}: " in line and bad.id_points and h.points
+    cell = _cell(bad)
+    assert d50_text(cell) == "misfit (no single fall)" and d50_value(cell) == ""
+    assert "no single fall: accuracy by difficulty" in d50_title(cell)
