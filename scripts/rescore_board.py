@@ -53,7 +53,8 @@ def main() -> None:
             cmd += ["--min-per-bucket", str(build["min_per_bucket"])]
         subprocess.run(cmd, check=True, cwd=ROOT)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "mark_board_current.py"), board.name,
-                    "rescored from its own answers by scripts/rescore_board.py"], check=True)
+                    "built by scripts/build_leaderboard.sh; rescored from its own answers by "
+                    "scripts/rescore_board.py"], check=True)
 
 
 if __name__ == "__main__":
