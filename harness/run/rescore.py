@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from harness.analyses.registry import run_analyses
 from harness.errors import HarnessError, first_problem
-from harness.run.results import SCHEMA_VERSION, Results, write_results
+from harness.run.results import SCHEMA_VERSION, HorizonResult, Results, write_results
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import record_splits, task_reports
 from harness.spec.buckets import Bucket
@@ -59,7 +59,6 @@ def _horizons(run_dir: Path, task: dict[str, Any], records: list[SampleRecord],
               buckets: list[Bucket]) -> list[dict[str, Any]]:
     """The task's horizon searches computed again from their samples files (``run/horizon``)."""
     from harness.run.horizon import recomputed
-    from harness.run.results import HorizonResult
 
     out = []
     for raw in task.get("horizons", []):
