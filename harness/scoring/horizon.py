@@ -100,7 +100,6 @@ class HorizonSearch:
         self.batches: list[tuple[float, float, int]] = []  # (difficulty, correct, answered)
         self.fit_p: float | None = None  # the check round's p-value (None: no check ran)
         self.check_items = 0  # answers of the check round
-        self.tried: dict[float, tuple[float, int]] = {}  # difficulty → (correct, answered)
 
     def add(self, d: float, correct: float, n: int) -> None:
         """One batch: ``correct`` of ``n`` answers right at difficulty ``d`` (one round's
@@ -113,8 +112,15 @@ class HorizonSearch:
         self._post = None
         self.items += n
         self.batches.append((key, correct, n))
-        c, m = self.tried.get(key, (0.0, 0))
-        self.tried[key] = (c + correct, m + n)
+
+    @property
+    def tried(self) -> dict[float, tuple[float, int]]:
+        """Difficulty → (correct, answered): the batches pooled per difficulty."""
+        out: dict[float, tuple[float, int]] = {}
+        for d, c, n in self.batches:
+            c0, n0 = out.get(d, (0.0, 0))
+            out[d] = (c0 + c, n0 + n)
+        return out
 
     def posterior(self) -> npt.NDArray[np.float64]:
         """The normalised posterior over (ρ, ln d50, σ, λ, shape)."""
