@@ -9,6 +9,7 @@ from typing import Any, TypeAlias, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from harness.requests import (
+    AskedItem,
     GenerateRequest,
     GenerateResponse,
     LoglikelihoodRequest,
@@ -111,6 +112,11 @@ class LM(ABC):
             f"--apply-chat-template: backend {self.identity.backend!r} has no chat template"
         )
 
+    def announce(self, items: Sequence[AskedItem]) -> None:  # noqa: B027 - optional hook
+        """Told by the runner before it asks ``items`` (each chunk of a task's prompts, each
+        batch of a horizon search): their prompts, targets, difficulties and conditions. A real
+        model ignores it (the default); the planted-truth backend answers from it."""
+
     def loaded_as(self, prefix: str) -> None:  # noqa: B027 - optional hook
         """Called by ``load_model`` with the ``--model`` prefix the model was loaded under: a
         factory that may be registered under any name (``scripted_backend``) names that prefix
@@ -139,6 +145,11 @@ class WrapperLM(LM):
 
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
         return self.inner.apply_chat_template(turns)
+
+    def announce(self, items: Sequence[AskedItem]) -> None:
+        hook = getattr(self.inner, "announce", None)  # (a plugin's duck-typed model has none)
+        if hook is not None:
+            hook(items)
 
     def close(self) -> None:
         self.inner.close()

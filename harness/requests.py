@@ -1,4 +1,5 @@
-"""Typed model requests and the collator that sorts and groups them for batching.
+"""Typed model requests, the collator that sorts and groups them for batching, and what the
+runner tells a model of the items it is about to ask (``AskedItem``).
 
 Three request kinds, one per method of the model contract (``harness.lm.LM``):
 ``GenerateRequest`` → ``LM.generate``, ``LoglikelihoodRequest`` → ``LM.loglikelihood``,
@@ -35,6 +36,37 @@ class RollingRequest:
     """Log-probability of a whole text, scored in windows of the model's maximum length."""
 
     text: str  # the text to score
+
+
+@dataclass(frozen=True)
+class AskedItem:
+    """What the runner tells a model about one prompt it is about to ask (``LM.announce``).
+
+    Real models ignore it; the planted-truth backend (``planted:``) answers from it. Every field
+    is plain data (it crosses to ``--data-parallel`` workers)."""
+
+    prompt: str  # the exact prompt the direct strategy sends (chains extend it)
+    target: str  # the reference answer text (multiple choice: the gold choice)
+    answer: str  # the target as the metric compares it: the task's extraction of the target
+    task: str  # task address
+    item: str  # item id
+    template: str  # template id
+    condition: str  # few-shot condition id ("" for the ID exemplars)
+    matched: bool  # the condition is the matched-exemplar control
+    shots: int  # exemplars in the prompt
+    difficulty: float  # the item's difficulty value, in the task's own units
+    bucket: str  # bucket label (a horizon search item's bucket is its own difficulty)
+    bucket_index: int  # position of the bucket among the task's buckets
+    role: str  # "ID" or "OOD"
+    searched: bool  # asked by the horizon search (not one of the fixed buckets' items)
+    seed: int  # the run's seed (--seed)
+    buckets: tuple[tuple[float, float], ...]  # the task's fixed buckets: (lowest, highest)
+    metric: str  # the task's metric (``scoring.metric``)
+    extract: str  # the task's extractor (``scoring.extract.kind``)
+    pattern: str | None = None  # its pattern (``scoring.extract.pattern``)
+    choices: tuple[str, ...] | None = None  # multiple choice: the choices
+    gold: int | None = None  # multiple choice: the gold choice's index
+    choice_prefix: str = ""  # multiple choice: scored before each choice
 
 
 @dataclass(frozen=True)

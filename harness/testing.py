@@ -51,7 +51,8 @@ class ScriptedLM(LM):
     prompt → answer (unknown prompts: ``default``) or one fixed string; continuations are scored
     by ``score(context, continuation)`` or a table (unknown pairs: minus their length).
     ``name`` and ``backend`` make its ``identity`` (``backend``: the prefix ``load_model``
-    loaded it under, when it did)."""
+    loaded it under, when it did). Its tokens are whitespace-separated words: an answer longer
+    than a request's ``max_tokens`` words is cut there, and reported as stopped on the budget."""
 
     def __init__(
         self,
@@ -91,7 +92,11 @@ class ScriptedLM(LM):
             self.prompts.append(r.prompt)
             text = self._text(r.prompt)
             cut = min((text.index(s) for s in r.stop if s and s in text), default=len(text))
-            out.append(GenerateResponse(text=text[:cut], n_tokens=len(text)))
+            answer = text[:cut]
+            words = answer.split()  # its tokens are words, cut at the request's budget
+            if len(words) > r.max_tokens:
+                answer = (" " if answer[:1].isspace() else "") + " ".join(words[:r.max_tokens])
+            out.append(GenerateResponse(text=answer, n_tokens=min(len(words), r.max_tokens)))
             if on_done:
                 on_done(i, out[-1])
         return out

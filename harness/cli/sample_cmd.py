@@ -87,7 +87,7 @@ def sample(
             typer.echo(f"--- {it.id}  bucket={it.bucket.label} role={it.bucket.role} "
                        f"{spec.difficulty_name}={it.difficulty:g}{kind}")
             try:
-                p = plan.prepare(tpl, base, it)
+                p = plan.prepare(tpl, base, it, budget=plan.budget(tpl, [it]))
             except HarnessError as e:  # a template the item cannot fill: name the file
                 raise HarnessError(f"{ref.path}: {e}") from None
             typer.echo(p.prompt)

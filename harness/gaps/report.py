@@ -4,10 +4,11 @@ plugin.
 
 A gap is only a number where it is measurable (``status``): at the **floor**, when the pooled ID
 accuracy is not significantly above the **baseline** (its Wilson 95% lower bound is not above the
-score of the best constant answer on the pooled ID items, ``scoring/baselines``; never below the
-chance level of a choice task), the model has nothing to lose out of distribution, and at the
-**ceiling**, when both roles are at 100%, nothing can be lost either: then no gap is reported
-(None), with the reason. This is decided once per report, before any gap runs.
+baseline of the pooled ID items, ``scoring/baselines``: a constant answer chosen without the item
+it scores, never below guessing nor below the chance level of a choice task), the model has
+nothing to lose out of distribution, and at the **ceiling**, when both roles are at 100%,
+nothing can be lost either: then no gap is reported (None), with the reason. This is decided
+once per report, before any gap runs.
 
 Beside the pooled ID−OOD gap the report carries the **edge gap** (``gaps/builtin``): last ID
 bucket − first OOD bucket, so a fall inside the ID range is not read as a fall past its edge.
@@ -34,7 +35,7 @@ from harness.scoring.baselines import answer_key, constant_baseline
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10, wilson_interval
 from harness.spec.buckets import Bucket
-from harness.spec.scoring import GapsSpec
+from harness.spec.scoring import ExtractSpec, GapsSpec
 
 __all__ = ["GapReport", "chance_level", "compute_gaps", "gaps_from_scores", "measurability",
            "sample_chance", "value_and_ci"]
@@ -52,13 +53,15 @@ class GapReport(BaseModel):
 
     status: GapStatus = "measured"  # floor: ID not above its baseline; ceiling: both at 100%
     chance: float = 0.0  # chance level of the pooled ID items (0 for generation, mean 1/k for MC)
-    baseline: float | None = None  # the floor's level: best constant answer on the pooled ID items
+    baseline: float | None = None  # the floor's level: the pooled ID items' baseline
     reason: str | None = None  # why no gap is reported when status is not "measured"
     id_ood: IdOodGap | None = None  # absolute ID − OOD gap
     edge: EdgeGap | None = None  # last ID bucket − first OOD bucket (beside id_ood)
     retention: Retention | None = None  # OOD / ID accuracy ratio
     horizon: Horizon | None = None  # extrapolation horizon
     extra: dict[str, dict[str, Any]] = _sparse()  # any other registered gap → its model's JSON
+    budget_bound: list[str] = Field(  # the buckets the gaps rest on whose wrong answers the
+        default_factory=list, exclude_if=lambda v: not v)  # budget cut (answers/budget)
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -97,14 +100,14 @@ def _number(x: object) -> float | None:
 
 def compute_gaps(
     samples: Sequence[SampleRecord], buckets: Sequence[Bucket], spec: GapsSpec, seed: int,
-    metric: str = "exact_match",
+    metric: str = "exact_match", extract: ExtractSpec | None = None,
 ) -> GapReport:
     """The gaps in ``spec.report``; ``seed`` seeds their shared bootstrap (derive it per
     task/template). The chance level comes from the ID samples' choices, the baseline from their
-    targets (the best constant answer, scored with ``metric``).
+    targets (``scoring/baselines``: scored with ``metric``, candidates made by ``extract``).
     """
     ids = [s for s in samples if s.role == "ID"]
-    baseline = constant_baseline([answer_key(s) for s in ids], checked_metric(metric))
+    baseline = constant_baseline([answer_key(s) for s in ids], checked_metric(metric), extract)
     return gaps_from_scores(scores_by_bucket(samples, buckets), buckets, spec, seed,
                             chance_level(ids), baseline)
 

@@ -168,6 +168,10 @@ class BucketCell(_Model):
     baseline: float | None = None  # best constant answer's score on the bucket's items
     floor: bool | None = None  # the accuracy is not above that baseline
     constant: bool = False  # one answer makes up most of the model's answers here
+    cut: float | None = Field(  # share of the answers that stopped on the answer budget
+        None, exclude_if=lambda v: v is None)  # (answers/budget); None: not one did
+    budget_bound: bool = Field(  # wrong answers the budget cut are a material share: the
+        False, exclude_if=lambda v: not v)  # score may be the budget's
 
 
 class MetricCells(_Model):
@@ -195,7 +199,7 @@ class HorizonCell(_Model):
     factor: float | None  # d50 / the largest ID difficulty
     edge: float  # the largest ID difficulty
     range_hi: int  # the largest difficulty the search could try
-    range_end: str  # what set range_hi: spec, context, output or generator
+    range_end: str  # what set range_hi: spec, context or generator (older runs: output)
     top: float  # fitted easy-item accuracy
     spread: float  # the fall's width in ln-difficulty units (to draw the fitted curve)
     baseline: float  # the item baseline
@@ -205,6 +209,8 @@ class HorizonCell(_Model):
     shapes: list[float] = []  # posterior weight of each fall shape (normal, late, early)
     fit_p: float | None = None  # the check round's p-value (misfit below 0.01)
     accuracies: list[tuple[float, float, int]] = []  # (difficulty, accuracy, answered) tried
+    lost: float = Field(0.0, exclude_if=lambda v: not v)  # share of search answers wrong and
+    # cut by the answer budget at the context's limit (answers/budget)
 
 
 class AnalysisCell(_Model):
@@ -258,6 +264,8 @@ class TaskRow(_Model):
     baseline: float | None = None  # pooled ID baseline: the best constant answer's score
     ood_baseline: float | None = None  # pooled OOD baseline
     constant: bool = False  # a bucket or role of the primary report has a constant answerer
+    budget_bound: list[str] = Field(  # buckets the gaps rest on whose wrong answers the answer
+        default_factory=list, exclude_if=lambda v: not v)  # budget cut (answers/budget)
     edge: Split | None = None  # last ID bucket − first OOD bucket (measured reports)
     edge_buckets: str | None = None  # "ID label → OOD label" of the edge gap
     exemplars: bool = True  # the task shows exemplars (False: the gap is a difficulty gap)

@@ -50,6 +50,7 @@ __all__ = ["Collected", "gather", "config_of", "load_leaderboard", "load_results
 SUITE_ORDER = ("lengthgen", "compgen", "easy2hard", "instructdiv")
 # the run options that tell two entries of one model apart, in RunConfig's order
 ENTRY_OPTIONS = tuple(k for k in RunConfig.model_fields if k not in RUN_SPECIFIC + ITEM_SELECTION)
+PLANTED = "planted"  # the planted-truth backend (models/planted): its runs are on no board
 VIEWER_PER_BUCKET = 20  # samples per bucket shown by the sample viewer (the file has all)
 
 
@@ -182,6 +183,10 @@ def _read(paths: Sequence[Path], samples: str, skip_invalid: bool,
         if p.is_dir():
             p = p / "results.json"
         res = load_results(p)
+        if res.model.backend == PLANTED:
+            raise HarnessError(f"{p}: a run of the planted-truth model (planted:, answers drawn "
+                               f"from the curve {res.model.name}) checks the harness, it is no "
+                               "model's result: leaderboards refuse it")
         sha = hashlib.sha256(p.read_bytes()).hexdigest()
         if sha in seen:  # the same file twice (or a copy of it)
             continue

@@ -6,6 +6,7 @@ import math
 import statistics
 from collections.abc import Iterable
 
+from harness.answers.budget import CUT_MATERIAL
 from harness.gaps.shift import MATCHED
 from harness.leaderboard.board_file import HorizonCell, Leaderboard, TaskBoard, TaskRow
 from harness.run.results import HorizonResult, TaskResult
@@ -23,7 +24,8 @@ def _cell(h: HorizonResult) -> HorizonCell:
                        baseline=r10(h.baseline), items=h.items,
                        fixed_crossing=r(h.fixed_crossing), overdispersion=r10(h.overdispersion),
                        shapes=[r10(x) for x in h.shapes], fit_p=r(h.fit_p),
-                       accuracies=[(d, r10(a), n) for d, a, n in h.accuracies()])
+                       accuracies=[(d, r10(a), n) for d, a, n in h.accuracies()],
+                       lost=r10(h.lost))
 
 
 def horizon_cells(t: TaskResult, template: str) -> tuple[HorizonCell | None, HorizonCell | None]:
@@ -48,13 +50,16 @@ _g = format_difficulty
 
 
 def d50_text(c: HorizonCell | None) -> str:
-    """A d50 cell as text: "13.6 [9.9, 28.5] ×1.70", "≥ 64", "≤ 1" or "none" ("-": no search)."""
+    """A d50 cell as text: "13.6 [9.9, 28.5] ×1.70", "≥ 64" (with what ended the range
+    where the task's own range did not: "≥ 41 (context)"), "≤ 1" or "none" ("-": no search);
+    "budget-bound" after one whose answers the budget cut."""
     if c is None:
         return "-"
+    bound = " budget-bound" if c.lost >= CUT_MATERIAL else ""  # answers the budget cut
     if c.status == "floor":
         return "none (floor)"
-    if c.status == "above":
-        return f"≥ {c.range_hi}"
+    if c.status == "above":  # censored: at the task's range, or where another limit ends it
+        return f"≥ {c.range_hi}" + ("" if c.range_end == "spec" else f" ({c.range_end})") + bound
     if c.status == "below":
         return "≤ 1"
     if c.status == "misfit":
@@ -62,7 +67,7 @@ def d50_text(c: HorizonCell | None) -> str:
     assert c.d50 is not None and c.ci_low is not None
     hi = f"> {c.range_hi}" if c.ci_high is None else _g(c.ci_high)
     fac = "" if c.factor is None else f" ×{c.factor:.2f}"
-    return f"{_g(c.d50)} [{_g(c.ci_low)}, {hi}]{fac}"
+    return f"{_g(c.d50)} [{_g(c.ci_low)}, {hi}]{fac}{bound}"
 
 
 def entry_d50_text(factor: float | None, n: int | None, above: int | None) -> str:

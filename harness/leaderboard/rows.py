@@ -1,5 +1,6 @@
 """One entry's row on one task: the primary report's buckets and gaps (shown only where
-measurable), and the accuracy over every sample."""
+measurable: the task's status is judged on every template, ``scoring/floors``), and the accuracy
+over every sample."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from harness.leaderboard.horizons import horizon_cells
 from harness.leaderboard.scores import ItemScores, Sample, item_scores
 from harness.run.results import TaskResult
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
+from harness.scoring.floors import task_status
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10
 
@@ -72,7 +74,8 @@ def _cells(rows: Sequence[BucketAggregate | RoleAggregate]) -> list[BucketCell]:
     """A bucket table's rows as board cells (a role row's label: the role)."""
     return [BucketCell(label=r.bucket if isinstance(r, BucketAggregate) else r.role, n=r.n,
                        accuracy=r.accuracy, ci_low=r.ci_low, ci_high=r.ci_high,
-                       baseline=r.baseline, floor=r.floor, constant=r.constant) for r in rows]
+                       baseline=r.baseline, floor=r.floor, constant=r.constant, cut=r.cut,
+                       budget_bound=r.budget_bound) for r in rows]
 
 
 def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
@@ -81,13 +84,14 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
     rep = t.templates[0]
     roles = {r.role: r for r in rep.roles}
     g = rep.gaps
-    measured = g.status == "measured"
+    status, reason = task_status(t.templates, rep)  # floor: rep's own, or pooled over templates
+    measured = status == "measured"
     gap = g.id_ood if measured else None
     ret = g.retention if measured else None
     hz = g.horizon if measured else None
     edge = g.edge if measured else None
-    split = next((x for x in t.shift if x.template == rep.template and x.base == rep.condition),
-                 None)
+    split = next((x for x in t.shift if x.template == rep.template and x.base == rep.condition
+                  and measured), None)
     d50, d50_matched = horizon_cells(t, rep.template)
     if items is not None and items.everything:
         sc = items.scores()
@@ -103,7 +107,7 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
         n_ood=roles["OOD"].n if "OOD" in roles else 0,
         id_accuracy=roles["ID"].accuracy if "ID" in roles else None,
         ood_accuracy=roles["OOD"].accuracy if "OOD" in roles else None,
-        status=g.status, chance=g.chance, status_reason=g.reason,
+        status=status, chance=g.chance, status_reason=reason,
         gap=gap.value if gap else None, gap_ci_low=gap.ci_low if gap else None,
         gap_ci_high=gap.ci_high if gap else None, gap_p_holm=None,
         retention=ret.value if ret else None, retention_ci_low=ret.ci_low if ret else None,
@@ -114,6 +118,7 @@ def task_row(entry_id: str, t: TaskResult, source: str, samples_rel: str | None,
         baseline=roles["ID"].baseline if "ID" in roles else None,
         ood_baseline=roles["OOD"].baseline if "OOD" in roles else None,
         constant=any(b.constant for b in rep.buckets) or any(x.constant for x in rep.roles),
+        budget_bound=list(g.budget_bound),
         edge=_split(edge), edge_buckets=f"{edge.id_bucket} → {edge.ood_bucket}" if edge else None,
         exemplars=has_exemplars(t.spec),
         difficulty=_split(split.difficulty) if split else None,

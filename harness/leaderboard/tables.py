@@ -90,8 +90,12 @@ def split_cell(r: TaskRow, part: Split | None) -> str:
 
 
 def _cell_text(c: BucketCell) -> str:
-    """A bucket's accuracy with n, its baseline, and marks for the floor and a constant answer."""
+    """A bucket's accuracy with n, its baseline, and marks for the floor, a constant answer
+    and answers the budget cut (``cut N%``; ``budget-bound`` where wrong ones among them are a
+    material share)."""
     marks = ("≤base " if c.floor else "") + ("1-answer " if c.constant else "")
+    if c.cut:
+        marks += f"cut {pct(c.cut, 0)}% " + ("budget-bound " if c.budget_bound else "")
     base = "" if c.baseline is None else f", base {pct(c.baseline)}"
     return f"{pct(c.accuracy)} (n={c.n}{base}) {marks}".rstrip()
 

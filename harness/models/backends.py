@@ -1,4 +1,5 @@
-"""Model backends by prefix: ``hf:NAME`` → the HF transformers backend, and so on; and
+"""Model backends by prefix: ``hf:NAME`` → the HF transformers backend, and so on (``planted:``,
+the planted-truth model, needs no name); and
 ``load_model``, which loads the model a ``--model`` spec names.
 
 The backends are a :class:`~harness.registry.Registry` like every other pluggable kind. Each
@@ -32,7 +33,10 @@ _BUILTIN: dict[str, str] = {
     "vllm": "harness.models.vllm.backend:create",
     "openai": "harness.models.openai.backend:create",
     "llamacpp": "harness.models.llamacpp.backend:create",
+    "planted": "harness.models.planted.backend:create",
 }
+# backends whose name may be empty (``planted:``: its curve is in --model-args)
+_NAME_OPTIONAL = ("planted",)
 
 # built-in backends whose names may be Hugging Face hub ids (checked by harness.models.hub)
 _HUB_BACKENDS = ("hf", "vllm")
@@ -72,11 +76,13 @@ def available_backends() -> list[str]:
 
 
 def split_spec(spec: str) -> tuple[str, str]:
-    """Split ``"hf:NAME"`` into ``("hf", "NAME")``; everything after the first colon is the name."""
+    """Split ``"hf:NAME"`` into ``("hf", "NAME")``; everything after the first colon is the name
+    (which ``planted:`` may leave empty)."""
     prefix, sep, name = spec.partition(":")
     prefix, name = prefix.strip(), name.strip()
-    if not sep or not prefix or not name:
-        hint = f" (did you mean: hf:{spec.strip()}?)" if spec.strip() and not sep else ""
+    if not sep or not prefix or (not name and prefix not in _NAME_OPTIONAL):
+        guess = f"{spec.strip()}:" if spec.strip() in _NAME_OPTIONAL else f"hf:{spec.strip()}"
+        hint = f" (did you mean: {guess}?)" if spec.strip() and not sep else ""
         raise HarnessError(
             f"--model: expected BACKEND:NAME such as hf:smollm2-135m, got {spec!r}{hint}"
         )

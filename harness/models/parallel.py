@@ -21,6 +21,7 @@ from harness.errors import HarnessError
 from harness.lm import LM, ModelIdentity, OnDone
 from harness.process import end_process
 from harness.requests import (
+    AskedItem,
     GenerateRequest,
     GenerateResponse,
     LoglikelihoodRequest,
@@ -67,6 +68,12 @@ def _worker(spec: str, model_args: dict[str, str], batch_size: int | Literal["au
                 conn.send(("value", model.context_length()))
             elif method == "apply_chat_template":
                 conn.send(("value", model.apply_chat_template(payload)))
+            elif method == "announce":  # every worker is told every item (LM.announce)
+                model.announce(payload)
+                conn.send(("value", None))
+            elif method == "listens":  # whether the backend uses announce (else not sent)
+                hook = getattr(type(model), "announce", None)
+                conn.send(("value", hook is not None and hook is not LM.announce))
             else:
                 def report(i: int, res: Any) -> None:
                     conn.send(("done", i, res))
@@ -107,6 +114,7 @@ class DataParallelLM(LM):
             self._procs.append(proc)
         identities = [self._receive(r, "ready") for r in range(world)]
         self._identity = ModelIdentity.model_validate(identities[0])
+        self._listens: bool | None = None  # the backend uses LM.announce (asked on first use)
 
     def _receive(self, rank: int, want: str) -> Any:
         try:
@@ -192,6 +200,19 @@ class DataParallelLM(LM):
 
     def apply_chat_template(self, turns: Sequence[ChatTurn]) -> str:
         return str(self._ask("apply_chat_template", list(turns)))
+
+    def announce(self, items: Sequence[AskedItem]) -> None:
+        """Every worker is told every item: any of them may be asked any of its prompts (only
+        where the backend uses them: most ignore the hook, and are spared the copies)."""
+        if self._listens is None:
+            self._listens = bool(self._ask("listens", None))
+        if not self._listens:
+            return
+        payload = list(items)
+        for conn in self._conns:
+            conn.send(("announce", payload))
+        for r in range(len(self._conns)):
+            self._receive(r, "value")
 
     def close(self) -> None:
         for conn, proc in zip(self._conns, self._procs, strict=True):

@@ -29,7 +29,7 @@ from harness.items import Instance
 from harness.lm import LM
 from harness.requests import GenerateRequest
 from harness.scoring.prepared import Prepared
-from harness.scoring.records import SampleRecord
+from harness.scoring.records import ModelCall, SampleRecord
 from harness.spec.task import TaskSpec, type_tags
 
 S = TypeVar("S", bound=BaseModel)
@@ -94,12 +94,16 @@ class OutputType(ABC, Generic[S]):
         """Send the requests of ``prepared`` to ``model`` in one batched call and score the
         responses: one record per item, in order, each with its model call."""
 
-    def answer_request(self, spec: TaskSpec, prompt: str) -> GenerateRequest:
-        """A request for an answer to ``prompt`` in the task's own format (``generates``)."""
+    def answer_request(self, spec: TaskSpec, prompt: str, max_tokens: int | None = None
+                       ) -> GenerateRequest:
+        """A request for an answer to ``prompt`` in the task's own format (``generates``;
+        ``max_tokens``: the item's answer budget, None for the task's)."""
         raise HarnessError(f"output type {self.name!r}: answers are not generated text")
 
-    def score_answer(self, spec: TaskSpec, p: Prepared, text: str) -> SampleRecord:
-        """Score the generated answer ``text`` of ``p`` (``generates``)."""
+    def score_answer(self, spec: TaskSpec, p: Prepared, text: str,
+                     *calls: ModelCall) -> SampleRecord:
+        """Score the generated answer ``text`` of ``p`` (``generates``; ``calls``: the model
+        calls made for it)."""
         raise HarnessError(f"output type {self.name!r}: answers are not generated text")
 
     # --- testing --------------------------------------------------------------------------

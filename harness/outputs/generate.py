@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.answers.budget import stopped_on_budget
 from harness.answers.extract import extract
 from harness.answers.metrics import checked_metric
 from harness.lm import LM
@@ -28,17 +29,25 @@ class Generate(OutputType[GenerateOutput]):
 
     def score(self, spec: TaskSpec, prepared: Sequence[Prepared],
               model: LM) -> list[SampleRecord]:
-        resps = model.generate([self.answer_request(spec, p.prompt) for p in prepared])
-        return [self.score_answer(spec, p, r.text) for p, r in zip(prepared, resps, strict=True)]
+        reqs = [self.answer_request(spec, p.prompt, p.max_tokens) for p in prepared]
+        resps = model.generate(reqs)
+        return [self.score_answer(spec, p, r.text, call(q, r.text, r.n_tokens))
+                for p, q, r in zip(prepared, reqs, resps, strict=True)]
 
     def new_tokens(self, spec: TaskSpec) -> int:
         return self.settings(spec).max_tokens
 
-    def answer_request(self, spec: TaskSpec, prompt: str) -> GenerateRequest:
+    def answer_request(self, spec: TaskSpec, prompt: str, max_tokens: int | None = None
+                       ) -> GenerateRequest:
+        """The request for one answer: the task's stop strings, and ``max_tokens`` (the item's
+        answer budget, ``answers/budget``; None: the task's own ``max_tokens``)."""
         out = self.settings(spec)
-        return GenerateRequest(prompt, out.max_tokens, tuple(out.stop))
+        return GenerateRequest(prompt, max_tokens or out.max_tokens, tuple(out.stop))
 
-    def score_answer(self, spec: TaskSpec, p: Prepared, text: str) -> SampleRecord:
+    def score_answer(self, spec: TaskSpec, p: Prepared, text: str,
+                     *calls: ModelCall) -> SampleRecord:
+        """The record of ``p`` answered with ``text`` (``calls``: the model calls made for it;
+        default: one generate call on ``p``'s prompt, its budget unknown)."""
         sc = spec.scoring
         try:
             answer = extract(text, sc.extract)
@@ -50,16 +59,24 @@ class Generate(OutputType[GenerateOutput]):
                 scores[name] = checked_metric(name)(answer, p.target)
             except Exception as e:
                 raise item_error(p, f"metric {name!r}", e, text) from e
-        call = ModelCall(kind="generate", prompt=p.prompt, output=text)
+        made = list(calls) or [ModelCall(kind="generate", prompt=p.prompt, output=text)]
         return SampleRecord.model_validate(
             {**record_fields(p), "output": text, "extracted": answer,
-             "score": scores.pop(sc.metric), "scores": scores, "calls": [call]})
+             "score": scores.pop(sc.metric), "scores": scores, "calls": made,
+             "cut": any(c.cut for c in made)})
 
     def teach(self, spec: TaskSpec, p: Prepared, oracle: Oracle) -> None:
         if oracle.answers.setdefault(p.prompt, p.target) != p.target:
             raise AssertionError(
                 f"{p.task}: item {p.item.id} (template {p.template}) has the same prompt as "
                 f"another item but a different answer: {p.prompt!r}")
+
+
+def call(req: GenerateRequest, text: str, n_tokens: int) -> ModelCall:
+    """The record of one generate call: its prompt, output, budget and whether it stopped on
+    that budget."""
+    return ModelCall(kind="generate", prompt=req.prompt, output=text, max_tokens=req.max_tokens,
+                     cut=stopped_on_budget(n_tokens, req.max_tokens))
 
 
 GENERATE = Generate()

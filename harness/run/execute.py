@@ -20,6 +20,7 @@ from harness.config import RunConfig
 from harness.errors import HarnessError, ItemError
 from harness.gaps.shift import MATCHED
 from harness.lm import LM
+from harness.run.asked import asked_items
 from harness.run.plan import RunPlan, plan_task
 from harness.run.results import (
     HorizonResult,
@@ -30,17 +31,21 @@ from harness.run.results import (
     spec_hash,
 )
 from harness.scoring.prepared import Prepared
+from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns
 from harness.spec.task import TaskSpec
 from harness.strategies import run_strategy
 from harness.tasks.index import TaskRef
+
+RAISES = 3  # times the horizon search doubles the budget of a wrong answer it cut (within the
+# model's context) before the answer stands
 
 
 def _base_measured(scores: ScoreColumns, spec: TaskSpec, seed: int, template: str) -> bool:
     """Whether the ID-exemplar report of ``template`` has a measurable gap: the matched-exemplar
     control splits that gap, and at the floor or ceiling there is none to split, so its OOD
     items are not asked again."""
-    reports = scores.reports(spec.gaps, seed, spec.scoring.metric)
+    reports = scores.reports(spec.gaps, seed, spec.scoring.metric, spec.scoring.extract)
     base = next((r for r in reports if r.template == template and r.condition == ""), None)
     return base is not None and base.gaps.status == "measured"
 
@@ -86,6 +91,7 @@ def _run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
                                 f"{tpl}: its ID-exemplar report has no measurable gap")
                 continue
             while chunk := list(islice(segment, cfg.chunk_size)):
+                model.announce(asked_items(plan, spec, chunk))  # (the planted model's seam)
                 tc, cc = time.perf_counter(), time.process_time()
                 records = run_strategy(cfg.strategy, spec, ref.address, chunk, plan.pool, model)
                 t_model += time.perf_counter() - tc
@@ -97,7 +103,7 @@ def _run_task(ref: TaskRef, spec: TaskSpec, model: LM, cfg: RunConfig,
     finally:
         writer.close()
     t2 = time.perf_counter()
-    reports = scores.reports(spec.gaps, cfg.seed, spec.scoring.metric)
+    reports = scores.reports(spec.gaps, cfg.seed, spec.scoring.metric, spec.scoring.extract)
     # analyses get the records without prompts, outputs and calls, read back from the file
     analyses = run_analyses(SamplesFile(path, slim=True), plan.buckets, spec.analyses, cfg.seed)
     horizons = []
@@ -130,13 +136,24 @@ def _horizons(plan: RunPlan, model: LM, cfg: RunConfig, fixed_path: Path,
     path = horizon_path(cfg.output_dir, plan.task)
     writer = SampleWriter(path, cfg.output_dir)
 
-    def answer(answered: TaskSpec, batch: list[Prepared]) -> list[float]:
+    def answer(answered: TaskSpec, batch: list[Prepared]) -> list[SampleRecord]:
         if on_progress:
             on_progress(f"{plan.task}: horizon search, {len(batch)} prompts")
+        model.announce(asked_items(plan, answered, batch, searched=True))
         records = run_strategy(cfg.strategy, answered, plan.task, batch, plan.pool, model)
+        for _ in range(RAISES):  # a wrong answer the budget cut is asked again with more room
+            again = [(i, plan.raised(batch[i])) for i, r in enumerate(records)
+                     if r.cut and r.score < 1]
+            grown = [(i, p) for i, p in again if p is not None]
+            if not grown:
+                break
+            redo = run_strategy(cfg.strategy, answered, plan.task, [p for _, p in grown],
+                                plan.pool, model)
+            for (i, p), rec in zip(grown, redo, strict=True):
+                batch[i], records[i] = p, rec
         for rec in records:
             writer.write(rec)
-        return [r.score for r in records]
+        return records
 
     try:
         found = search_task(plan, model, cfg, SamplesFile(fixed_path, slim=True), answer)

@@ -36,7 +36,7 @@ from harness.scoring.horizon import (
 from harness.scoring.prepared import Prepared
 from harness.scoring.records import SampleRecord
 from harness.spec.buckets import Bucket
-from harness.spec.horizon import HorizonSpec
+from harness.spec.horizon import WIDEN, WIDENINGS, HorizonSpec
 from harness.spec.task import TaskSpec, TemplateSpec
 
 BASELINE_ITEMS = 50  # items at the top of the range the item baseline is computed on
@@ -47,50 +47,75 @@ def horizon_path(output_dir: Path, task: str) -> Path:
     return output_dir / "samples" / f"{task}.horizon.jsonl"
 
 
-def _answer_budget(spec: TaskSpec, h: HorizonSpec) -> int | None:
-    out = spec.output
-    if out.type != "generate":
-        return None
-    return h.max_tokens or out.max_tokens
-
-
 def search_spec(spec: TaskSpec) -> TaskSpec:
-    """The spec the search's items are answered under: the answer budget of ``horizon``."""
+    """The spec the search's items are answered under: ``horizon.max_tokens``, where given, as
+    the fewest tokens an answer may have (each round's budget still grows to fit its items'
+    targets, ``answers/budget``)."""
     assert spec.horizon is not None
-    budget = _answer_budget(spec, spec.horizon)
-    if budget is None or spec.output.type != "generate":
+    floor = spec.horizon.max_tokens
+    if floor is None or spec.output.type != "generate":
         return spec
     return spec.model_copy(update={"output": spec.output.model_copy(
-        update={"max_tokens": budget})})
+        update={"max_tokens": max(floor, spec.output.max_tokens)})})
 
 
-def usable_range(plan: RunPlan, model: LM, budget: int | None) -> tuple[int, str]:
-    """The largest difficulty the search may try, and what sets it (spec, generator, context,
-    output): candidates are probed from the top down, one item each."""
+def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0
+                 ) -> tuple[int, str]:
+    """The largest difficulty the search may try up to ``top`` (default ``horizon.max``), and
+    what sets it (spec, limit, cap, generator, context): candidates above ``past`` are probed
+    from the top down, one item each. The answer budget never ends the range: it grows with
+    the targets (``answers/budget``), up to what the context leaves."""
     h = plan.spec.horizon
     assert h is not None
+    top = top or h.max
     ctx, tpl0, base = model.context_length(), plan.templates[0], plan.base
-    for d in reversed(candidate_difficulties(h.min, h.max)):
+    reason = "spec" if top == h.max else "limit" if top == h.limit else "cap"
+    for d in reversed([d for d in candidate_difficulties(h.min, top) if d > past]):
         try:
             item = plan.at(d, 1, stream="probe")[0]
         except (ItemError, HarnessError):
             reason = "generator"
             continue
-        p = plan.prepare(tpl0, base, item)
-        answer = budget or 0
-        if budget is not None and p.target:
-            need = model.count_tokens(p.target)
-            if need is not None and need > budget:
-                reason = "output"
-                continue
+        p = plan.prepare(tpl0, base, item, budget=plan.budget(tpl0, [item]))
         if ctx is not None:
             used = model.count_tokens(p.prompt)
-            if used is not None and used + answer > ctx:
+            need = model.count_tokens(p.target) if p.max_tokens is not None else 0
+            if used is not None and used + (need or 0) > ctx:
                 reason = "context"
                 continue
-        return d, ("spec" if d == h.max else reason)
+        return d, (("spec" if top == h.max else "limit" if top == h.limit else "cap")
+                   if d == top else reason)
+    if past:
+        return past, reason
     raise HarnessError(f"{plan.task}: horizon: no difficulty from {h.min} to {h.max} fits "
-                       f"(the generator's budget, the model's context or the answer budget)")
+                       f"(the generator's budget or the model's context)")
+
+
+def widening(plan: RunPlan, model: LM, ends: list[tuple[int, str]], items: int
+             ) -> Callable[[HorizonSearch], int]:
+    """``run_search``'s ``extend``: a search still above its midpoint at the end of its range,
+    where the task's range (not the context, the generator or ``horizon.limit``) ended it,
+    goes on over a range ``WIDEN`` times wider, with ``items`` more answers; ``ends`` holds
+    (range end, what set it), the last one current."""
+    h = plan.spec.horizon
+    assert h is not None
+
+    def extend(search: HorizonSearch) -> int:
+        hi, why = ends[-1]
+        if why not in ("spec", "cap") or len(ends) > WIDENINGS:
+            return 0
+        top = hi * WIDEN if h.limit is None else min(hi * WIDEN, h.limit)
+        if top <= hi:
+            return 0
+        wider, reason = usable_range(plan, model, top, past=hi)
+        if wider <= hi:
+            ends.append((hi, reason))
+            return 0
+        ends.append((wider, reason))
+        search.widen(wider)
+        return items
+
+    return extend
 
 
 def _baseline(spec: TaskSpec, prepared: Sequence[Prepared]) -> float:
@@ -99,7 +124,7 @@ def _baseline(spec: TaskSpec, prepared: Sequence[Prepared]) -> float:
     if spec.gaps.baseline is not None:
         return spec.gaps.baseline
     keys = [AnswerKey(p.target, p.gold, len(p.choices or [])) for p in prepared]
-    value = constant_baseline(keys, checked_metric(spec.scoring.metric))
+    value = constant_baseline(keys, checked_metric(spec.scoring.metric), spec.scoring.extract)
     return 0.0 if value is None else value
 
 
@@ -130,7 +155,7 @@ def fixed_curve(fixed: Sequence[SampleRecord], template: str, condition: str,
 
 
 def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
-                answer: Callable[[TaskSpec, list[Prepared]], list[float]]
+                answer: Callable[[TaskSpec, list[Prepared]], list[SampleRecord]]
                 ) -> list[HorizonResult]:
     """Every (template, condition) search of the plan's task; ``answer`` scores prepared items
     (the run's strategy and model) and writes their records."""
@@ -138,7 +163,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
     h = spec.horizon
     assert h is not None
     answered = search_spec(spec)
-    hi, end = usable_range(plan, model, _answer_budget(spec, h))
+    hi, end = usable_range(plan, model)
     baseline = _baseline(spec, plan.prepared_at(hi, BASELINE_ITEMS, stream="baseline"))
     budget = cfg.horizon_items or h.items
     used: dict[int, int] = defaultdict(int)  # difficulty → search items drawn so far (task-wide)
@@ -152,26 +177,38 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
             for d, (c, n) in sorted(id_answers.items()):
                 search.add(d, c, n)
             id_items, before = search.items, dict(search.tried)
+            tally = [0, 0]  # the search's answers, and those lost to the budget
+            sizes: list[int] = []  # answers per round, in the order asked
 
             def ask(rounds: list[tuple[int, int]], tpl: TemplateSpec = tpl,
-                    cond: Condition = cond
-                    ) -> list[tuple[int, float, int]]:
+                    cond: Condition = cond, tally: list[int] = tally,
+                    sizes: list[int] = sizes) -> list[tuple[int, float, int]]:
                 batch: list[Prepared] = []
                 for d, n in rounds:
                     batch += plan.prepared_at(d, n, tpl, cond, start=used[d])
                     used[d] += n
-                scores = answer(answered, batch)
+                records = answer(answered, batch)
+                sizes.append(len(records))
                 per: dict[int, list[float]] = defaultdict(list)
-                for p, s in zip(batch, scores, strict=True):
-                    per[int(p.item.difficulty)].append(s)
+                for p, r in zip(batch, records, strict=True):
+                    per[int(p.item.difficulty)].append(r.score)
+                    tally[0] += 1
+                    tally[1] += r.cut and r.score < 1
                 return [(d, math.fsum(per[d]), len(per[d])) for d, _ in rounds]
 
-            est = run_search(search, ask, budget, h.round_items, math.log(h.precision))
+            ends = [(hi, end)]
+            more = max(h.round_items, budget // 2 // h.round_items * h.round_items)
+            est = run_search(search, ask, budget, h.round_items, math.log(h.precision),
+                             extend=widening(plan, model, ends, more))
             curve = fixed_curve(fixed, tpl.id, cond.id, plan.buckets)
             points = [(int(d), c - before.get(d, (0.0, 0))[0], n - before.get(d, (0.0, 0))[1])
                       for d, (c, n) in sorted(search.tried.items())]
-            out.append(_result(est, tpl.id, cond.id, plan.edge, end, id_items, points, curve, h,
-                               search.check_items, sorted(id_answers.items())))
+            res = _result(est, tpl.id, cond.id, plan.edge, ends[-1][1], id_items, points,
+                          curve, h, search.check_items, sorted(id_answers.items()))
+            extra: dict[str, object] = {"rounds": sizes, **_level(search, h)}
+            if tally[1]:
+                extra["lost"] = tally[1] / tally[0]
+            out.append(res.model_copy(update=extra))
     return out
 
 
@@ -197,7 +234,8 @@ def recomputed(h: HorizonResult, fixed: Sequence[SampleRecord],
                searched: Sequence[SampleRecord], buckets: Sequence[Bucket]) -> HorizonResult:
     """``h`` with every number the search's answers give computed again (``recompute``):
     what ``harness rescore`` writes, asking no model."""
-    est = recompute(h, fixed, searched)
+    search = rebuilt(h, fixed, searched)
+    est = search.verdict()
     ids = sorted(_id_answers(fixed, h.template).items())
     curve = fixed_curve(fixed, h.template, h.condition, buckets)
     return h.model_copy(update={
@@ -205,27 +243,46 @@ def recomputed(h: HorizonResult, fixed: Sequence[SampleRecord],
         "top": est.top, "spread": est.spread, "overdispersion": est.overdispersion,
         "shapes": list(est.shapes), "fit_p": est.fit_p,
         "id_points": [(d, c, n) for d, (c, n) in ids],
-        "fixed_crossing": fall_d50(est.top, est.baseline, curve)})
+        "fixed_crossing": fall_d50(est.top, est.baseline, curve),
+        **_level(search, HorizonSpec.model_validate(h.horizon))})
+
+
+def _level(search: HorizonSearch, h: HorizonSpec) -> dict[str, object]:
+    """``horizon.level``'s fields of a result (none when the task asks for no level)."""
+    if h.level is None:
+        return {}
+    return {"level": h.level, "at_level": search.at_level(h.level)}
 
 
 def recompute(h: HorizonResult, fixed: Sequence[SampleRecord],
               searched: Sequence[SampleRecord]) -> Estimate:
-    """``h``'s estimate again from the samples files alone: the fixed run's ID answers of its
+    """``rebuilt``'s verdict."""
+    return rebuilt(h, fixed, searched).verdict()
+
+
+def rebuilt(h: HorizonResult, fixed: Sequence[SampleRecord],
+            searched: Sequence[SampleRecord]) -> HorizonSearch:
+    """``h``'s search again from the samples files alone: the fixed run's ID answers of its
     template (one batch per difficulty) and the search's answers of its template and
-    condition in the order they were asked, cut into its rounds (``horizon.round_items``
-    answers each; the last ``check_items`` are the check round), one batch per difficulty
-    and round."""
+    condition in the order they were asked, cut into its rounds (the sizes it recorded, or
+    ``horizon.round_items`` answers each; the last ``check_items`` are the check round), one
+    batch per difficulty and round, over its final range."""
     search = HorizonSearch(h.range_lo, h.range_hi, h.baseline, edge=h.edge)
     for d, (c, n) in sorted(_id_answers(fixed, h.template).items()):
         search.add(d, c, n)
     records = [r for r in searched if r.template == h.template and r.condition == h.condition]
     cut = len(records) - h.check_items
-    size = int(h.horizon.get("round_items", 40))
-    rounds = [records[i:min(i + size, cut)] for i in range(0, cut, size)]
+    if h.rounds:  # the sizes the search recorded (a widened search's rounds)
+        starts = [sum(h.rounds[:k]) for k in range(len(h.rounds))]
+        rounds = [records[a:min(a + n, cut)] for a, n in zip(starts, h.rounds, strict=True)
+                  if a < cut]
+    else:
+        size = int(h.horizon.get("round_items", 40))
+        rounds = [records[i:min(i + size, cut)] for i in range(0, cut, size)]
     for chunk, check in [*((r, False) for r in rounds), (records[cut:], True)]:
         per: dict[float, tuple[float, int]] = {}
         for r in chunk:
             c, n = per.get(r.difficulty, (0.0, 0))
             per[r.difficulty] = (c + r.score, n + 1)
         search.add_round([(d, c, n) for d, (c, n) in per.items()], check=check)
-    return search.verdict()
+    return search

@@ -12,11 +12,12 @@ seeds, pools and exemplar rules as the fixed buckets.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import product
 
+from harness.answers.budget import answer_budget, target_tokens
 from harness.config import RunConfig
 from harness.errors import HarnessError, did_you_mean
 from harness.gaps.shift import MATCHED
@@ -31,12 +32,12 @@ from harness.items import (
     select_fewshot,
 )
 from harness.lm import LM
-from harness.outputs.prompts import prepare_item
+from harness.outputs.prompts import build_prompt, prepare_item, target_text
 from harness.scoring.prepared import Prepared
 from harness.spec.buckets import Bucket, format_value
 from harness.spec.chat import ChatTurn
 from harness.spec.sources import GeneratorSource
-from harness.spec.task import FewShotCondition, TaskSpec, TemplateSpec
+from harness.spec.task import FewShotCondition, GenerateOutput, TaskSpec, TemplateSpec
 from harness.tasks.index import TaskRef
 
 HORIZON_STREAM = "horizon"  # the horizon search's item stream (never the fixed run's "eval")
@@ -132,6 +133,9 @@ class RunPlan:
     shared: bool  # every item gets the same exemplars (``fewshot.shared``)
     chat: Callable[[list[ChatTurn]], str] | None  # chat template, when the run applies one
     count_tokens: CountTokens | None  # the model's token counter (lengths in model tokens)
+    context: int | None = None  # the model's context in tokens (None: unknown)
+    _budgets: dict[tuple[str, int], int | None] = field(default_factory=dict, compare=False,
+                                                 repr=False)  # (template, bucket) → budget
 
     @cached_property
     def ranks(self) -> array[int]:
@@ -165,14 +169,53 @@ class RunPlan:
                     yield self.prepare(tpl, cond, item, position=pos)
 
     def prepare(self, tpl: TemplateSpec, cond: Condition, item: Instance,
-                pool: Sequence[Instance] | None = None, position: int = 0) -> Prepared:
+                pool: Sequence[Instance] | None = None, position: int = 0,
+                budget: int | None = None) -> Prepared:
         """One item under one template and condition, its exemplars from ``pool`` (the plan's
-        own pool by default)."""
+        own pool by default), with the answer budget of its bucket (``budget``: this one)."""
         allowed = {item.bucket.label} if cond.spec.matched else (
             None if cond.pool is None else set(cond.pool))
         shots = select_fewshot(item, self.pool if pool is None else pool, cond.k, self.seed,
                                self.items_of, allowed, cond.id, self.shared)
-        return prepare_item(self.spec, self.task, tpl, cond.id, item, shots, self.chat, position)
+        p = prepare_item(self.spec, self.task, tpl, cond.id, item, shots, self.chat, position)
+        if budget is None and isinstance(self.spec.output, GenerateOutput):
+            key = (tpl.id, item.bucket.index)
+            if key not in self._budgets:
+                self._budgets[key] = self.budget(tpl, (
+                    i for i in self.inst.items if i.bucket.index == item.bucket.index))
+            budget = self._budgets[key]
+        return p if budget is None else replace(p, max_tokens=budget)
+
+    def budget(self, tpl: TemplateSpec, items: Iterable[Instance], floor: int | None = None
+               ) -> int | None:
+        """The answer budget of ``items`` under ``tpl`` (``answers/budget``): their longest
+        target in the model's tokens, with the task's margin, at least its ``max_tokens``
+        (``floor``: at least this instead) and within what the model's context leaves after
+        the longest question; None for a task whose answers are not generated. One pass over
+        ``items``."""
+        out = self.spec.output
+        if not isinstance(out, GenerateOutput):
+            return None
+        target = 0  # the longest target, in tokens
+        question = None  # the longest question (exemplars aside)
+        for i in items:
+            target = max(target, target_tokens(target_text(self.spec, tpl, i), self.count_tokens))
+            if self.context is not None:
+                q = build_prompt(self.spec, tpl, i, [])
+                question = q if question is None or len(q) > len(question) else question
+        room = (None if self.context is None or question is None
+                else self.context - target_tokens(question, self.count_tokens))
+        return answer_budget(max(out.max_tokens, floor or 0), target, out.budget_margin, room)
+
+    def raised(self, p: Prepared) -> Prepared | None:
+        """``p`` with its answer budget doubled, within what the model's context leaves after
+        its prompt (None when it cannot grow): for an answer the budget cut short."""
+        if p.max_tokens is None:
+            return None
+        grown = 2 * p.max_tokens
+        if self.context is not None:
+            grown = min(grown, self.context - target_tokens(p.prompt, self.count_tokens))
+        return replace(p, max_tokens=grown) if grown > p.max_tokens else None
 
     def bucket_at(self, d: int) -> Bucket:
         """A bucket of the one difficulty ``d`` (its role from the ID edge)."""
@@ -199,7 +242,10 @@ class RunPlan:
         tpl, cond = tpl or self.templates[0], cond or self.base
         own = self.at(d, self.spec.fewshot.pool_size, "fewshot") if cond.spec.matched else []
         pool = [*self.pool, *own]
-        return [self.prepare(tpl, cond, it, pool) for it in self.at(d, n, stream, start)]
+        items = self.at(d, n, stream, start)
+        h = self.spec.horizon  # the search's items fit their own answers
+        budget = self.budget(tpl, items, h.max_tokens if h is not None else None)
+        return [self.prepare(tpl, cond, it, pool, budget=budget) for it in items]
 
 
 def plan_task(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM | None = None
@@ -219,6 +265,7 @@ def plan_task(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM | None = N
         chat=model.apply_chat_template if model is not None and cfg.apply_chat_template
         else None,
         count_tokens=count,
+        context=model.context_length() if model is not None else None,
     )
 
 

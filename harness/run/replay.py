@@ -63,7 +63,7 @@ class ReplayTable:
     """Every answer the source runs hold, keyed by the exact request."""
 
     def __init__(self) -> None:
-        self.generate: dict[tuple[str, int, tuple[str, ...]], str] = {}
+        self.generate: dict[tuple[str, int, tuple[str, ...]], tuple[str, bool]] = {}
         self.loglikelihood: dict[tuple[str, str], float] = {}
         self.sources: list[str] = []
 
@@ -99,8 +99,10 @@ class ReplayTable:
         for r in records:
             if len(r.calls) != 1:
                 continue
-            if isinstance(out, GenerateOutput) and r.calls[0].output is not None:
-                self.generate[(r.prompt, out.max_tokens, tuple(out.stop))] = r.calls[0].output
+            call = r.calls[0]
+            if isinstance(out, GenerateOutput) and call.output is not None:
+                budget = call.max_tokens or out.max_tokens  # (runs before budgets: the spec's)
+                self.generate[(r.prompt, budget, tuple(out.stop))] = (call.output, call.cut)
             elif isinstance(out, MultipleChoiceOutput) and r.choice_logprobs is not None:
                 for c, lp in zip(r.choices or [], r.choice_logprobs, strict=True):
                     self.loglikelihood[(r.prompt, out.choice_prefix + c)] = lp
@@ -144,8 +146,11 @@ class ReplayLM(WrapperLM):
         def known(r: GenerateRequest) -> GenerateResponse | None:
             if r.temperature > 0:
                 return None  # a sampled answer is one draw: never replayed
-            text = self.table.generate.get((r.prompt, r.max_tokens, tuple(r.stop)))
-            return None if text is None else GenerateResponse(text, UNKNOWN_TOKENS)
+            held = self.table.generate.get((r.prompt, r.max_tokens, tuple(r.stop)))
+            if held is None:
+                return None
+            text, cut = held  # an answer cut by its budget is replayed as cut
+            return GenerateResponse(text, r.max_tokens if cut else UNKNOWN_TOKENS)
 
         return self._call(requests, known, lambda rs, cb: self.inner.generate(rs, cb), on_done)
 

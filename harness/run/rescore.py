@@ -108,7 +108,7 @@ def rescored(run_dir: Path) -> Results:
         records = task_records(run_dir, task)
         buckets = _buckets(spec, rows)
         reports = task_reports(records, buckets, spec.gaps, seed, spec.scoring.metric,
-                               spec.scoring.extra_metrics)
+                               spec.scoring.extra_metrics, spec.scoring.extract)
         task["templates"] = [r.model_dump(mode="json") for r in reports]
         task["shift"] = [x.model_dump(mode="json")
                          for x in record_splits(records, buckets, reports)]

@@ -88,7 +88,8 @@ class HorizonResult(_Model):
     edge: float  # largest ID difficulty (d50 / edge is the horizon as a multiple of it)
     range_lo: int  # smallest difficulty the search could try
     range_hi: int  # largest difficulty it could try
-    range_end: str  # what set range_hi: spec (horizon.max), context, output or generator
+    range_end: str  # what set range_hi: spec (horizon.max), limit (horizon.limit), cap (the
+    # widenings' end), context or generator (runs before answer budgets: also output)
     top: float  # fitted accuracy on easy items (posterior mean)
     spread: float  # σ: the fall's width in ln-difficulty units (geometric posterior mean)
     baseline: float  # the item baseline the fall is measured down to
@@ -104,6 +105,15 @@ class HorizonResult(_Model):
     check_items: int = 0  # answers of the check round (the last ones of the samples file)
     fit_p: float | None = None  # the check round's p-value (misfit below 0.01; None: no check)
     id_points: list[tuple[float, float, int]] = []  # (difficulty, correct, answered) of the ID
+    level: float | None = Field(None, exclude_if=lambda v: v is None)  # horizon.level: a
+    # share of the easy-item accuracy; the difficulty where accuracy is down to it (posterior
+    # median) and its 95% interval (None: past the range's end)
+    at_level: tuple[float | None, float | None, float | None] | None = Field(
+        None, exclude_if=lambda v: v is None)
+    rounds: list[int] = Field(  # answers per round in the order asked (the check round's
+        default_factory=list, exclude_if=lambda v: not v)  # last): what rescore cuts them by
+    lost: float = Field(0.0, exclude_if=lambda v: not v)  # share of the search's answers
+    # wrong and cut by the answer budget after it was raised to the context (answers/budget)
 
     @property
     def factor(self) -> float | None:

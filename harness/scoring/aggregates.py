@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from harness.answers.budget import CUT_MATERIAL
 from harness.scoring.baselines import is_constant
 from harness.scoring.records import SampleRecord
 from harness.scoring.stats import r10, wilson_interval
@@ -41,6 +42,10 @@ class BucketAggregate(BaseModel):
     floor: bool | None = None  # Wilson lower bound not above the baseline; None when empty
     concentration: float | None = None  # share of the model's most frequent answer
     constant: bool = False  # one answer makes up most answers (baselines.is_constant)
+    cut: float | None = Field(  # share of the answers that stopped on the answer budget
+        None, exclude_if=lambda v: v is None)  # (answers/budget); None: not one did
+    budget_bound: bool = Field(  # wrong answers cut by the budget are at least CUT_MATERIAL
+        False, exclude_if=lambda v: not v)  # of the answers: the score may be the budget's
 
 
 class RoleAggregate(BaseModel):
@@ -58,6 +63,10 @@ class RoleAggregate(BaseModel):
     floor: bool | None = None  # Wilson lower bound not above the baseline; None when empty
     concentration: float | None = None  # share of the model's most frequent answer
     constant: bool = False  # one answer makes up most answers (baselines.is_constant)
+    cut: float | None = Field(  # share of the answers that stopped on the answer budget
+        None, exclude_if=lambda v: v is None)  # (answers/budget); None: not one did
+    budget_bound: bool = Field(  # wrong answers cut by the budget are at least CUT_MATERIAL
+        False, exclude_if=lambda v: not v)  # of the answers: the score may be the budget's
 
 
 _Summary = tuple[int, float, float | None, float | None, float | None]
@@ -70,6 +79,8 @@ class Level:
 
     baseline: float | None = None  # the best constant answer's score on the same items
     concentration: float | None = None  # share of the model's most frequent answer
+    cut: float | None = None  # share of the answers that stopped on the answer budget
+    lost: float | None = None  # share of the answers that did and scored below full marks
 
 
 def not_above(correct: float, n: int, baseline: float) -> bool:
@@ -89,6 +100,8 @@ def _judged(n: int, correct: float, level: Level | None) -> dict[str, object]:
         "floor": None if base is None or n == 0 else not_above(correct, n, base),
         "concentration": None if share is None else r10(share),
         "constant": is_constant(share, n),
+        "cut": r10(level.cut) if level.cut else None,
+        "budget_bound": level.lost is not None and level.lost >= CUT_MATERIAL,
     }
 
 

@@ -33,7 +33,7 @@ a check round whose fresh answers contradict the fitted fall (``horizon_fit``) g
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -86,10 +86,16 @@ class HorizonSearch:
     largest ID difficulty (where the check round starts looking)."""
 
     def __init__(self, lo: int, hi: int, baseline: float, edge: float | None = None) -> None:
+        self.lo, self.edge = lo, edge
+        self.baseline = min(max(float(baseline), 0.0), 0.98)
+        self._start(hi)
+
+    def _start(self, hi: int) -> None:
+        """No answers yet, over ``lo..hi``."""
         import numpy as np
 
-        self.lo, self.hi, self.edge = lo, hi, edge
-        self.baseline = min(max(float(baseline), 0.0), 0.98)
+        lo = self.lo
+        self.hi = hi
         self.difficulties = candidate_difficulties(lo, hi)
         self.grid = Grid(lo, hi, self.baseline)
         # the prior (flat but for ρ, ``RHO_PRIOR``), kept in logs: no underflow
@@ -100,6 +106,15 @@ class HorizonSearch:
         self.batches: list[tuple[float, float, int]] = []  # (difficulty, correct, answered)
         self.fit_p: float | None = None  # the check round's p-value (None: no check ran)
         self.check_items = 0  # answers of the check round
+
+    def widen(self, hi: int) -> None:
+        """The same search over ``lo..hi`` (``hi`` past the old end): the grid and candidates
+        of the wider range, every batch so far placed in it again (a model still above its
+        midpoint at the end of the range, searched on; ``run_search``'s ``extend``)."""
+        batches = self.batches
+        self._start(hi)
+        for d, c, n in batches:
+            self.add(d, c, n)
 
     def add(self, d: float, correct: float, n: int) -> None:
         """One batch: ``correct`` of ``n`` answers right at difficulty ``d`` (one round's
@@ -230,6 +245,28 @@ class HorizonSearch:
             self.add(d, c, n)
             self.check_items += n if check else 0
 
+    def at_level(self, level: float, credible: float = LEVEL
+                 ) -> tuple[float | None, float | None, float | None]:
+        """Where accuracy is down to ``level`` × the easy-item accuracy (``horizon.level``;
+        NoLiMa's effective length at 0.85), from the same posterior as d50: its posterior
+        median and ``credible`` interval (None: past the range's end, where the curve never
+        falls that far in the range's terms)."""
+        import numpy as np
+
+        weights = self.posterior().sum(axis=0).ravel()  # ρ integrated out
+        logs = np.nan_to_num(self.grid.log_crossing(level).ravel(), nan=np.inf)
+        order = np.argsort(logs, kind="stable")
+        cdf = np.cumsum(weights[order])
+        cdf /= cdf[-1]
+        end = math.log(self.hi)
+
+        def q(p: float) -> float | None:
+            x = float(logs[order][min(int(np.searchsorted(cdf, p)), len(order) - 1)])
+            return None if x > end else math.exp(x)
+
+        a = (1 - credible) / 2
+        return q(0.5), q(a), q(1 - a)
+
     def verdict(self) -> Estimate:
         """The estimate the search reports: a check round that contradicts the fitted fall
         (``horizon_fit``) makes it ``misfit``, without a d50."""
@@ -299,26 +336,37 @@ MIN_ROUNDS = 2  # rounds before the search may stop early (a first narrow interv
 
 
 def run_search(search: HorizonSearch, answer: Any, budget: int, round_items: int,
-               target_width: float, points: int = 4, min_rounds: int = MIN_ROUNDS) -> Estimate:
+               target_width: float, points: int = 4, min_rounds: int = MIN_ROUNDS,
+               extend: Callable[[HorizonSearch], int] | None = None) -> Estimate:
     """Rounds of ``round_items`` until ``budget`` answers less the check round's, or, after
     ``min_rounds`` rounds, until ``search.done`` after two rounds in a row; then the check
     round (``horizon_fit``; searches of at least ``CHECK_MIN_BUDGET`` answers).
     ``answer(plan)`` takes ``[(difficulty, count), …]`` and returns
-    ``[(difficulty, correct, n), …]``."""
+    ``[(difficulty, correct, n), …]``. Where the rounds end with the model still above its
+    midpoint at the end of the range, ``extend(search)`` may widen the search
+    (``HorizonSearch.widen``) and give the answers it may spend past it (0: it cannot
+    widen); the rounds then go on, before the check round."""
     from harness.scoring.horizon_fit import CHECK_ITEMS, CHECK_MIN_BUDGET
 
     spent = rounds = narrow = 0
     if search.estimate().status == "floor":  # the ID answers alone: no fall to place
         return search.verdict()
     check = CHECK_ITEMS if budget >= CHECK_MIN_BUDGET else 0
-    while spent < budget - check and narrow < 2:
-        rounds += 1
-        plan = search.next_round(min(round_items, budget - check - spent), points)
-        got = answer(plan)
-        search.add_round(got)
-        spent += sum(n for _, _, n in got)
-        # stop once two rounds in a row end narrow enough: one narrow end can be a lucky draw
-        narrow = narrow + 1 if rounds >= min_rounds and search.done(target_width) else 0
+    while True:
+        while spent < budget - check and narrow < 2:
+            rounds += 1
+            plan = search.next_round(min(round_items, budget - check - spent), points)
+            got = answer(plan)
+            search.add_round(got)
+            spent += sum(n for _, _, n in got)
+            # stop once two rounds in a row end narrow enough: one narrow end can be a lucky
+            # draw
+            narrow = narrow + 1 if rounds >= min_rounds and search.done(target_width) else 0
+        more = (extend(search) if extend is not None and search.estimate().status == "above"
+                else 0)
+        if more <= 0:
+            break
+        budget, rounds, narrow = spent + check + more, 0, 0
     if check and search.estimate().status != "floor" and (plan := search.check_round(check)):
         search.add_round(answer(plan), check=True)
     return search.verdict()

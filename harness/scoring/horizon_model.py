@@ -148,6 +148,23 @@ class Grid:
         return (gammaln(k + a) - gammaln(a) + gammaln(n - k + b) - gammaln(b)  # type: ignore[no-any-return]
                 - gammaln(n + c) + gammaln(c))
 
+    def log_crossing(self, level: float) -> Array:
+        """ln d where the curve is down to ``level`` × its easy-item accuracy (NoLiMa's
+        effective length at 0.85), at every (ln d50, σ, λ, shape); NaN where that level lies
+        at or below the baseline (no such difficulty)."""
+        import numpy as np
+        from scipy.special import ndtri
+
+        top = (1 - self.lapse)[None, None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = (level * top - self.baseline) / (top - self.baseline)  # S_k at the crossing
+            q = np.where((q > 0) & (q < 1), q, np.nan)
+            z = np.stack([ndtri(1 - q),  # normal: Φ(−z) = q
+                          np.log(-np.log(q) / math.log(2.0)) / LEAN,  # late
+                          -np.log(-np.log1p(-q) / math.log(2.0)) / LEAN], axis=-1)  # early
+        return (self.log_d50[:, None, None, None]  # type: ignore[no-any-return]
+                + self.sigma[None, :, None, None] * z)
+
     def draw(self, index: npt.NDArray[np.int64], d: float) -> Array:
         """p(d) of the flat posterior indices ``index`` (one value per index)."""
         import numpy as np

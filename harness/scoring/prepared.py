@@ -26,6 +26,8 @@ class Prepared:
     gold: int | None = None  # MC gold index
     meta: dict[str, Any] = field(default_factory=dict)  # record fields named in fields.meta
     position: int = 0  # the item's position in its InstanceSet's items
+    max_tokens: int | None = None  # generation: the answer budget (answers/budget); None: the
+    # task's max_tokens
 
 
 def record_fields(p: Prepared) -> dict[str, object]:

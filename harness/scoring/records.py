@@ -22,6 +22,9 @@ class ModelCall(BaseModel):
     prompt: str  # exact text sent to the model
     output: str | None = None  # generated text (generate)
     logprobs: list[float] | None = None  # one per continuation (loglikelihood)
+    max_tokens: int | None = Field(  # generate: the answer budget the request allowed
+        None, exclude_if=lambda v: v is None)
+    cut: bool = Field(False, exclude_if=lambda v: not v)  # generate: stopped on that budget
 
 
 class SampleRecord(BaseModel):
@@ -49,4 +52,6 @@ class SampleRecord(BaseModel):
     choice_logprobs: list[float] | None = None  # MC: log-likelihood of each choice
     gold_index: int | None = None  # MC: index of the correct choice
     calls: list[ModelCall] = []  # model calls made for this sample, in order
+    cut: bool = Field(False, exclude_if=lambda v: not v)  # a call stopped on its answer budget
+    # (answers/budget): the answer may have been cut short
     meta: dict[str, Any] = {}  # record fields named in the spec's fields.meta

@@ -39,11 +39,12 @@ from harness.scoring.baselines import (
     answer_key,
     concentration,
     constant_baseline,
+    cut_shares,
 )
 from harness.scoring.records import SampleRecord
 from harness.seeding import derive_seed
 from harness.spec.buckets import Bucket, Role
-from harness.spec.scoring import GapsSpec
+from harness.spec.scoring import ExtractSpec, GapsSpec
 
 DEFAULT_METRIC = "exact_match"  # the metric a constant answer is scored with when none is given
 
@@ -81,10 +82,12 @@ def template_report(
     seed: int,
     metric: str = DEFAULT_METRIC,
     extras: Sequence[str] = (),
+    extract: ExtractSpec | None = None,
 ) -> TemplateReport:
     """The report for samples of one task and one template (``seed``: the run seed; ``metric``:
     the task's metric, which scores the constant answers of the baselines; ``extras``: the
-    other metrics of ``scoring.metrics``, whose scores each sample carries)."""
+    other metrics of ``scoring.metrics``, whose scores each sample carries; ``extract``: the
+    task's ``scoring.extract``, which makes the baselines' candidate answers)."""
     if not samples:
         raise ValueError("template_report: no samples")
     task, template, cond = samples[0].task, samples[0].template, samples[0].condition
@@ -104,7 +107,7 @@ def template_report(
     keys = [[k for _, k, _ in rows] for rows in keyed]
     answers = [[a for _, _, a in rows] for rows in keyed]
     return report_from_scores(task, template, cond, scores_by_bucket(samples, buckets), buckets,
-                              gaps_spec, seed, chance, Judging(keys, answers, metric),
+                              gaps_spec, seed, chance, Judging(keys, answers, metric, extract),
                               {m: scores_by_bucket(samples, buckets, m) for m in extras})
 
 
@@ -113,8 +116,9 @@ class Judging:
     the baselines and the answer concentrations are computed from (``scoring/baselines``)."""
 
     def __init__(self, keys: Sequence[Sequence[AnswerKey]], answers: Sequence[Sequence[Answer]],
-                 metric: str = DEFAULT_METRIC) -> None:
+                 metric: str = DEFAULT_METRIC, extract: ExtractSpec | None = None) -> None:
         self.keys, self.answers, self.metric = keys, answers, metric
+        self.extract = extract  # the task's scoring.extract: the candidates' form
 
     def levels(self, buckets: Sequence[Bucket], declared: float | None
                ) -> tuple[list[Level], dict[Role, Level]]:
@@ -125,16 +129,17 @@ class Judging:
         def base(keys: Sequence[AnswerKey]) -> float | None:
             if not keys:
                 return None
-            return declared if declared is not None else constant_baseline(keys, fn)
+            return (declared if declared is not None
+                    else constant_baseline(keys, fn, self.extract))
 
-        per = [Level(base(k), concentration(a)) for k, a in zip(self.keys, self.answers,
-                                                                  strict=True)]
+        per = [Level(base(k), concentration(a), *cut_shares(a))
+               for k, a in zip(self.keys, self.answers, strict=True)]
         roles: dict[Role, Level] = {}
         for role in ROLES:
             at = [pos for pos, b in enumerate(buckets) if b.role == role]
             keys = [k for pos in at for k in self.keys[pos]]
-            roles[role] = Level(base(keys),
-                                concentration([a for pos in at for a in self.answers[pos]]))
+            pooled = [a for pos in at for a in self.answers[pos]]
+            roles[role] = Level(base(keys), concentration(pooled), *cut_shares(pooled))
         return per, roles
 
 
@@ -151,13 +156,16 @@ def report_from_scores(
     per, roles = (judging.levels(buckets, gaps_spec.baseline) if judging is not None
                   else (None, None))
     id_base = None if roles is None else roles["ID"].baseline
+    rows = bucket_rows(per_bucket, buckets, per)
+    gaps = gaps_from_scores(per_bucket, buckets, gaps_spec, gap_seed, chance, id_base)
+    bound = [r.bucket for r in rows if r.budget_bound]
     return TemplateReport(
         template=template,
         condition=condition,
         n=sum(len(scores) for scores in per_bucket),
-        buckets=bucket_rows(per_bucket, buckets, per),
+        buckets=rows,
         roles=role_rows(per_bucket, buckets, roles),
-        gaps=gaps_from_scores(per_bucket, buckets, gaps_spec, gap_seed, chance, id_base),
+        gaps=gaps.model_copy(update={"budget_bound": bound}) if bound else gaps,
         metrics=[MetricReport(metric=name, buckets=bucket_rows(scores, buckets),
                               roles=role_rows(scores, buckets))
                  for name, scores in (extras or {}).items()],
@@ -171,15 +179,17 @@ def task_reports(
     seed: int,
     metric: str = DEFAULT_METRIC,
     extras: Sequence[str] = (),
+    extract: ExtractSpec | None = None,
 ) -> list[TemplateReport]:
     """One report per (template, condition), in order of first appearance (no samples: []);
-    ``extras``: the other metrics of ``scoring.metrics``, reported in ``metrics``.
+    ``extras``: the other metrics of ``scoring.metrics``, reported in ``metrics``; ``extract``:
+    the task's ``scoring.extract`` (the baselines' candidate answers).
     ``samples`` may be ``harness.run.results.SamplesFile.of(run_dir, task)``: the file is then
     checked against results.json's ``samples_sha256`` first (a mismatch is one-line error)."""
     groups: dict[tuple[str, str], list[SampleRecord]] = {}
     for s in samples:
         groups.setdefault((s.template, s.condition), []).append(s)
-    return [template_report(g, buckets, gaps_spec, seed, metric, extras)
+    return [template_report(g, buckets, gaps_spec, seed, metric, extras, extract)
             for g in groups.values()]
 
 
@@ -262,8 +272,8 @@ class ScoreColumns:
         """``shift_splits`` of these reports (items paired by their id rank)."""
         return shift_splits(reports, self.buckets, self.item_scores)
 
-    def reports(self, gaps_spec: GapsSpec, seed: int, metric: str = DEFAULT_METRIC
-                ) -> list[TemplateReport]:
+    def reports(self, gaps_spec: GapsSpec, seed: int, metric: str = DEFAULT_METRIC,
+                extract: ExtractSpec | None = None) -> list[TemplateReport]:
         """One report per (template, condition), in order of first appearance (no samples: [])."""
         group = np.frombuffer(self._group, dtype=np.intc)
         bucket = np.frombuffer(self._bucket, dtype=np.intc)
@@ -281,7 +291,8 @@ class ScoreColumns:
                      for k in range(g * len(self.buckets), (g + 1) * len(self.buckets))]
             per_bucket = [score[span].tolist() for span in spans]
             judging = Judging([[self._keys[i] for i in span] for span in spans],
-                              [[self._answers[i] for i in span] for span in spans], metric)
+                              [[self._answers[i] for i in span] for span in spans], metric,
+                              extract)
             ids = (group == g) & is_id
             id_chance = (math.fsum(chance[ids].tolist()) / int(np.count_nonzero(ids))
                          if ids.any() else 0.0)

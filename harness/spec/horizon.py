@@ -9,6 +9,9 @@ from pydantic import Field, model_validator
 
 from harness.spec.base import FrozenSpec
 
+WIDEN = 4  # a search still above its midpoint at its end goes on over a range this much wider
+WIDENINGS = 3  # ... at most this many times (64 × horizon.max), short of horizon.limit
+
 
 class HorizonSpec(FrozenSpec):
     """The adaptive search for d50, where accuracy falls halfway to the item baseline."""
@@ -16,9 +19,18 @@ class HorizonSpec(FrozenSpec):
     max: int = Field(ge=2, description="largest difficulty the search may try (a generator's "
                      "work budget and the model's context may end it sooner)")
     min: int = Field(1, ge=1, description="smallest difficulty the search may try")
+    limit: int | None = Field(
+        None, ge=2, exclude_if=lambda v: v is None, description="largest difficulty the task "
+        "means or its generator can make: a model still above its midpoint at max is searched "
+        f"on past max (each time {WIDEN}× wider, at most {WIDENINGS} times) up to here and "
+        "the model's context; default: no limit but the context; = max: never past max")
     max_tokens: int | None = Field(
         None, ge=1, description="most new tokens per answer of a search item (generation; "
         "default output.max_tokens): long items need long answers")
+    level: float | None = Field(
+        None, gt=0.0, lt=1.0, exclude_if=lambda v: v is None, description="also report where "
+        "accuracy is down to this share of the easy-item accuracy (0.85: NoLiMa's effective "
+        "length), from the same posterior as d50")
     items: int = Field(200, ge=10, description="answers the search may spend per template and "
                        "exemplar condition (the ID items of the fixed run come on top)")
     round_items: int = Field(40, ge=1, description="answers per round (one batch to the model)")
@@ -29,6 +41,9 @@ class HorizonSpec(FrozenSpec):
     def _ordered(self) -> HorizonSpec:
         if self.min >= self.max:
             raise ValueError(f"horizon.min ({self.min}) must be below horizon.max ({self.max})")
+        if self.limit is not None and self.limit < self.max:
+            raise ValueError(f"horizon.limit ({self.limit}) must be at least horizon.max "
+                             f"({self.max})")
         return self
 
     def check_task(self, source_type: str, values: Sequence[float] | None,

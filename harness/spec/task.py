@@ -225,7 +225,13 @@ class GenerateOutput(_Spec):
     handler: ClassVar[str] = "harness.outputs.generate:GENERATE"  # its OutputType
 
     type: Literal["generate"] = Field(description="output kind: free-form generation")
-    max_tokens: int = Field(32, ge=1, description="most new tokens per answer")
+    max_tokens: int = Field(32, ge=1, description="fewest new tokens an answer may have: the "
+                            "budget grows to fit each bucket's longest target in the model's "
+                            "own tokens (answers/budget)")
+    budget_margin: float = Field(1.25, ge=1.0, le=20.0, exclude_if=lambda v: v == 1.25,
+                                 description="an answer may run to this "
+                                 "many times its bucket's longest target (room for a model that "
+                                 "writes its solution at more length than the reference)")
     stop: list[str] = Field(["\n"], description="generation is cut before the first of these")
 
 

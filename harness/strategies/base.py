@@ -22,6 +22,7 @@ from harness.errors import HarnessError
 from harness.items import Instance
 from harness.lm import LM
 from harness.outputs import output_type
+from harness.outputs.generate import call as generate_call
 from harness.outputs.prompts import build_prompt
 from harness.requests import GenerateRequest
 from harness.scoring.prepared import Prepared
@@ -44,13 +45,15 @@ class StrategyInput:
     params: Mapping[str, Any]  # this strategy's params from the task file (``strategies.<name>``)
 
     def answer_request(self, prompt: str) -> GenerateRequest:
-        """A request for an answer in the task's own format (its max_tokens and stop)."""
-        return output_type(self.spec).answer_request(self.spec, prompt)
+        """A request for an answer in the task's own format (the item's answer budget and the
+        task's stop strings)."""
+        return output_type(self.spec).answer_request(self.spec, prompt,
+                                                     self.prepared.max_tokens)
 
     @property
     def answer_tokens(self) -> int:
-        """The most new tokens of an answer in the task's own format (its max_tokens)."""
-        return output_type(self.spec).new_tokens(self.spec)
+        """The most new tokens of an answer in the task's own format (the item's budget)."""
+        return self.prepared.max_tokens or output_type(self.spec).new_tokens(self.spec)
 
 
 StrategyFn = Callable[[StrategyInput], Chain]
@@ -87,7 +90,7 @@ def run_chains(model: LM, inputs: Sequence[StrategyInput], fn: StrategyFn,
         order = sorted(pending)
         reqs = [pending.pop(i) for i in order]
         for i, req, resp in zip(order, reqs, model.generate(reqs), strict=True):
-            calls[i].append(ModelCall(kind="generate", prompt=req.prompt, output=resp.text))
+            calls[i].append(generate_call(req, resp.text, resp.n_tokens))
             advance(i, resp.text)
     return [(a if a is not None else "", c) for a, c in zip(answers, calls, strict=True)]
 
@@ -139,8 +142,7 @@ class Chained:
             raise HarnessError(f"{task}: {e}") from None
         records = []
         for p, (answer, calls) in zip(prepared, results, strict=True):
-            rec = out.score_answer(spec, p, answer)
-            records.append(rec.model_copy(update={"calls": calls}))
+            records.append(out.score_answer(spec, p, answer, *calls))
         return records
 
 

@@ -46,7 +46,7 @@ def test_eval_on_tiny_hf_model(tiny_model_dir: Path, tmp_path: Path) -> None:
         assert all(s.calls and s.calls[0].prompt == s.prompt for s in samples)
         spec = TaskSpec.model_validate(t["spec"])
         again = task_reports(samples, build_buckets(spec.buckets, spec.roles), spec.gaps, 0,
-                             spec.scoring.metric)
+                             spec.scoring.metric, extract=spec.scoring.extract)
         assert [a.model_dump(mode="json") for a in again] == t["templates"]
 
 

@@ -53,3 +53,18 @@ def test_refuses_to_run_under_a_distributed_launcher(tmp_path: Path) -> None:
     r = run_harness("eval", "--model", "hf:x", "--tasks", "lengthgen/addition", "--output-dir",
                     str(tmp_path), env={"WORLD_SIZE": "2"})
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--data-parallel" in r.stderr
+
+
+def test_planted_workers_are_told_every_item(tmp_path: Path) -> None:
+    """The planted model answers from the items the runner announces (``LM.announce``): under
+    ``--data-parallel 2`` every worker is told every item, and the answers are the bytes one
+    process gives."""
+    base = ["eval", "--model", "planted:", "--model-args", "d50=12,sigma=0.3,top=0.9",
+            "--tasks", "lengthgen/copy", "--limit-per-bucket", "8", "--strategy", "cot",
+            "--no-cache"]
+    one = run_harness(*base, "--output-dir", str(tmp_path / "one"))
+    assert one.returncode == 0, one.stderr
+    two = run_harness(*base, "--output-dir", str(tmp_path / "two"), "--data-parallel", "2")
+    assert two.returncode == 0, two.stderr
+    assert samples_bytes(tmp_path / "one") == samples_bytes(tmp_path / "two")
+    assert "planted-truth model" in two.stdout

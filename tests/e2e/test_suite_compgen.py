@@ -37,7 +37,7 @@ def test_compgen_suite_on_tiny_model(tiny_model_dir: Path, shared_data: Path,
         samples = read_samples(out / t["samples_file"])
         assert samples and all(len(s.calls) == 1 and s.calls[0].prompt == s.prompt for s in samples)
         again = task_reports(samples, build_buckets(spec.buckets, spec.roles), spec.gaps, 0,
-                             spec.scoring.metric)
+                             spec.scoring.metric, extract=spec.scoring.extract)
         assert [a.model_dump(mode="json") for a in again] == t["templates"]
     kb = res["tasks"][0]
     assert [tpl["template"] for tpl in kb["templates"]] == ["two_hop", "hop1", "hop2"]

@@ -38,7 +38,8 @@ def test_instructdiv_suite_on_tiny_model(tiny_model_dir: Path, shared_data: Path
         assert len(samples) == 2 * len(buckets) * len(run_templates) == t["n_items"] * len(
             run_templates)
         assert {s.template for s in samples} == {tpl.id for tpl in run_templates}
-        again = task_reports(samples, buckets, spec.gaps, 0)
+        again = task_reports(samples, buckets, spec.gaps, 0, spec.scoring.metric,
+                             extract=spec.scoring.extract)
         assert [a.model_dump(mode="json") for a in again] == t["templates"]
         for s in samples:
             assert s.calls[0].prompt == s.prompt and s.score in (0.0, 1.0)

@@ -33,7 +33,8 @@ def test_lengthgen_suite_on_tiny_model(tiny_model_dir: Path, tmp_path: Path) -> 
         buckets = build_buckets(spec.buckets, spec.roles)
         assert len(samples) == t["n_items"] == 2 * len(buckets)  # first template only
         assert {s.bucket for s in samples} == {b.label for b in buckets}
-        again = task_reports(samples, buckets, spec.gaps, 0, spec.scoring.metric)
+        again = task_reports(samples, buckets, spec.gaps, 0, spec.scoring.metric,
+                             extract=spec.scoring.extract)
         assert [a.model_dump(mode="json") for a in again] == t["templates"]
         for s in samples:
             assert s.calls[0].prompt == s.prompt and s.score in (0.0, 1.0)

@@ -1,9 +1,11 @@
-"""Issue 33: baselines from the items (the best constant answer), the floor judged against them,
-answer concentration, the edge gap, and the matched-exemplar control that splits a gap into
-difficulty + shift."""
+"""Issue 33: baselines from the items, the floor judged against them, answer concentration, the
+edge gap, and the matched-exemplar control that splits a gap into difficulty + shift. Issue 45:
+the constant is chosen without the item it scores (leave-one-out), among what the metric
+compares, every tied candidate tried, and never below guessing."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections import Counter
@@ -18,11 +20,22 @@ from harness.gaps.shift import MATCHED, shift_split
 from harness.run.evaluate import evaluate
 from harness.run.plan import conditions, plan_task
 from harness.run.rescore import rescored
-from harness.scoring.baselines import Answer, AnswerKey, concentration, constant_baseline
+from harness.scoring.aggregates import not_above
+from harness.scoring.baselines import (
+    MAX_CANDIDATES,
+    Answer,
+    AnswerKey,
+    baseline_levels,
+    candidate_answer,
+    concentration,
+    constant_baseline,
+    leave_one_out,
+    tried,
+)
 from harness.scoring.records import SampleRecord
 from harness.scoring.report import ScoreColumns, record_splits, task_reports
 from harness.spec.buckets import Bucket
-from harness.spec.scoring import GapsSpec
+from harness.spec.scoring import ExtractSpec, GapsSpec
 from harness.spec.task import FewShotCondition
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, oracle_model
@@ -45,21 +58,125 @@ def rec(b: Bucket, i: int, target: str, answer: str, cond: str = "") -> SampleRe
 
 def test_generation_baseline_is_the_majority_share_scored_by_the_metric() -> None:
     keys = [AnswerKey("1")] * 11 + [AnswerKey("0")] * 9
-    assert constant_baseline(keys, EXACT) == 0.55
-    # numeric_match counts "1,000" and "1000" as one answer: the constant scores both
+    assert constant_baseline(keys, EXACT) == 0.55  # the other items' majority is always "1"
+    # numeric_match counts "1,000" and "1000" as one answer, but each of them is given by one
+    # item only: for either, the other items offer the other spelling and "7", tied at one item
     nums = [AnswerKey("1,000"), AnswerKey("1000"), AnswerKey("7")]
-    assert constant_baseline(nums, get_metric("numeric_match")) == pytest.approx(2 / 3)
-    assert constant_baseline(nums, EXACT) == pytest.approx(1 / 3)
-    assert constant_baseline([], EXACT) is None
+    assert leave_one_out(nums, get_metric("numeric_match")) == pytest.approx(1 / 3)
+    assert leave_one_out(nums, EXACT) == 0.0
+    assert constant_baseline([], EXACT) is None and leave_one_out([], EXACT) is None
+    assert constant_baseline([AnswerKey("a")], EXACT) == 0.0  # one item: no other to learn from
+    assert constant_baseline([AnswerKey("a", 0, 4)], EXACT) == 0.25  # ... but one can guess
 
 
-def test_choice_baseline_is_the_larger_of_uniform_position_and_text() -> None:
+def test_unique_targets_give_no_constant() -> None:
+    """Copy, reverse, sort: every target is different; chosen among its own items' targets the
+    constant scored 1/n (5% at 20 items), chosen without the item it scores 0."""
+    keys = [AnswerKey(f"w{i} x{i}") for i in range(20)]
+    assert baseline_levels(keys, EXACT) == (0.0, 0.0)
+    assert constant_baseline(keys, EXACT) == 0.0
+
+
+def test_a_tie_on_the_other_items_is_averaged_and_the_guessing_level_holds_the_floor() -> None:
+    """16 "1" and 15 "0": each "1" item sees 15 and 15 (tied: half a point), each "0" item sees
+    16 "1" and 14 "0" (0): 8/31, far below the 16/31 a model answering "1" every time scores.
+    Guessing between the two answers the others give holds the baseline at one half."""
+    keys = [AnswerKey("1")] * 16 + [AnswerKey("0")] * 15
+    assert leave_one_out(keys, EXACT) == 8 / 31
+    assert constant_baseline(keys, EXACT) == 0.5
+    assert not_above(16, 31, 0.5) and not not_above(16, 31, 8 / 31)
+
+
+def test_every_candidate_tied_at_the_eighth_count_is_tried() -> None:
+    """Ten answers, two items each: the old baseline tried the first 8 alphabetically and
+    scored 2/20; "9" and "9.0" (one number under numeric_match) come after them and each
+    scores 4/20."""
+    keys = [AnswerKey(str(d)) for d in range(1, 9) for _ in range(2)]
+    keys += [AnswerKey("9"), AnswerKey("9"), AnswerKey("9.0"), AnswerKey("9.0")]
+    counts = Counter(k.target for k in keys)
+    assert tried(counts) == sorted(counts)  # all ten tied at 2
+    numeric = get_metric("numeric_match")
+    assert leave_one_out(keys, numeric) == 0.2  # every "9"/"9.0" item: either one fits
+    assert baseline_levels(keys, numeric) == (pytest.approx(0.12), 0.2)
+    many = Counter({**{f"a{i:02d}": 1 for i in range(MAX_CANDIDATES + 5)}, "z": 3})
+    assert tried(many) == ["z", *sorted(many)[:MAX_CANDIDATES - 1]]  # the cap, on the last tier
+
+
+def test_math_candidates_are_the_boxed_answers() -> None:
+    """MATH targets are worked solutions; the metric compares their last boxed answers, so the
+    candidates are those (scoring.extract: boxed), not the solutions (which fit no other item)."""
+    def solution(answer: str, i: int) -> AnswerKey:
+        return AnswerKey(f"Step {i}: we find $x={answer}$. So $\\boxed{{{answer}}}$.")
+
+    keys = [solution("2", i) for i in range(3)] + [solution(a, 9) for a in ("3", "7", "12")]
+    math_equiv = get_metric("math_equiv")
+    boxed = ExtractSpec(kind="boxed")
+    assert candidate_answer(keys[0].target, boxed) == "2"
+    assert candidate_answer("no box here", boxed) == "no box here"
+    assert leave_one_out(keys, math_equiv, boxed) == 0.5  # the three "2" items
+    assert leave_one_out(keys, math_equiv) == 0.0  # whole solutions as candidates fit nothing
+    # \frac{1}{2} and 0.5 are one answer to math_equiv: each is offered by the other's item
+    halves = [solution("\\frac{1}{2}", 1), solution("0.5", 2), solution("4", 3)]
+    assert leave_one_out(halves, math_equiv, boxed) == pytest.approx(1 / 3)
+
+
+def _compositions(n: int, k: int) -> list[tuple[int, ...]]:
+    return [(*c, n - sum(c)) for c in itertools.product(range(n + 1), repeat=k - 1)
+            if sum(c) <= n]
+
+
+def test_uniform_gold_positions_give_one_in_k_over_every_draw() -> None:
+    """20 items, the gold uniformly at one of 4 places: the old baseline (the majority place's
+    share in hindsight) averages well above 1/4; the leave-one-out one averages exactly 1/4
+    over every assignment of gold places (weighted by its probability). Judged against it
+    alone, a model always picking the first place would be called measured in more than a
+    quarter of the assignments; against the baseline (never below guessing), in under 2.5%."""
+    n, k = 20, 4
+    old = loo = base = false_measured = loo_passes = 0.0
+    for counts in _compositions(n, k):
+        p = math.factorial(n) / math.prod(map(math.factorial, counts)) / k ** n
+        keys = [AnswerKey(f"w{i}", g, k) for i, g in
+                enumerate(g for g, c in enumerate(counts) for _ in range(c))]
+        old += p * max(1 / k, max(counts) / n)
+        alone = leave_one_out(keys, EXACT) or 0.0
+        loo += p * alone
+        loo_passes += p * (not not_above(counts[0], n, alone))
+        level = constant_baseline(keys, EXACT) or 0.0
+        base += p * level
+        false_measured += p * (not not_above(counts[0], n, level))  # always the first place
+    assert loo == pytest.approx(0.25, abs=1e-12)
+    assert old > 0.36 and 0.25 < base < old
+    assert false_measured < 0.025 and loo_passes > 0.25  # always the first place: floor
+
+
+def test_leave_one_out_alone_would_pass_a_constant_answerer() -> None:
+    """Over every parity bucket of 31 items (the "1" count binomial): the leave-one-out level
+    averages one half, but would call a model answering "1" every time measured in more than
+    a fifth of the buckets; with the guessing level, in none."""
+    n, loo, loo_passes, base_passes = 31, 0.0, 0.0, 0.0
+    for ones in range(n + 1):
+        p = math.comb(n, ones) / 2 ** n
+        keys = [AnswerKey("1")] * ones + [AnswerKey("0")] * (n - ones)
+        level = leave_one_out(keys, EXACT) or 0.0
+        loo += p * level
+        loo_passes += p * (not not_above(ones, n, level))
+        base_passes += p * (not not_above(ones, n, constant_baseline(keys, EXACT) or 0.0))
+    assert loo == pytest.approx(0.5, abs=1e-12)
+    assert loo_passes > 0.2 and base_passes == 0.0
+
+
+def test_choice_baseline_is_the_best_strategy_on_the_other_items() -> None:
     uniform = [AnswerKey(t, g, 4) for t, g in zip("abcd", range(4), strict=True)]
+    assert baseline_levels(uniform, EXACT) == (0.25, 0.0)  # no other item shares a place
     assert constant_baseline(uniform, EXACT) == 0.25
     by_position = [AnswerKey(f"w{i}", 0, 2) for i in range(9)] + [AnswerKey("w9", 1, 2)]
     assert constant_baseline(by_position, EXACT) == 0.9  # gold is always the first choice
+    # "yes" is gold 7 times in 10 (4 in the first place, 3 in the second), "no" 3 times in the
+    # first: on the other items of a "yes" item in the second place the first place (7 of 9)
+    # beats "yes" (6 of 9), and of a "no" item "yes" (7 of 9) wins; only the 4 "yes" items in
+    # the first place keep their point: 0.4, below guessing
     by_text = [AnswerKey("yes", i % 2, 2) for i in range(7)] + [AnswerKey("no", 0, 2)] * 3
-    assert constant_baseline(by_text, EXACT) == 0.7  # "yes" is gold 7 times in 10
+    assert baseline_levels(by_text, EXACT) == (0.5, 0.4)
 
 
 def test_concentration_counts_text_and_position() -> None:
@@ -91,7 +208,7 @@ def test_a_model_above_the_baseline_is_measured_and_a_declared_baseline_wins() -
     samples = [rec(b, i, f"{b.label}-{i}", f"{b.label}-{i}" if b.role == "ID" or i < 5 else "x")
                for b in BUCKETS for i in range(20)]
     [r] = task_reports(samples, BUCKETS, GapsSpec(), seed=0)
-    assert r.gaps.status == "measured" and r.gaps.baseline == 0.025  # 1 of 40 distinct targets
+    assert r.gaps.status == "measured" and r.gaps.baseline == 0.0  # 40 distinct targets
     assert not any(b.constant for b in r.buckets)
     declared = GapsSpec(baseline=0.99, baseline_reason="test: every answer is nearly free")
     [d] = task_reports(samples, BUCKETS, declared, seed=0)

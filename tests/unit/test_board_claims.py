@@ -1,6 +1,7 @@
 """Issue 33: what the committed boards claim survives a reviewer: every summary block in README
 and docs is what the board's leaderboard.json gives, the floor count is recomputed from the
-samples, no interval is of zero width, and the headline gap covers the same tasks per group."""
+samples (issue 45: leave-one-out baselines of the extracted answers, judged on every template),
+no interval is of zero width, and the headline gap covers the same tasks per group."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from harness.leaderboard.summary import blocks, summary_md
 from harness.scoring.aggregates import not_above
 from harness.scoring.baselines import answer_key, constant_baseline
 from harness.scoring.records import SampleRecord
+from harness.spec.scoring import ExtractSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 BOARDS = ROOT / "leaderboards"
@@ -68,34 +70,52 @@ def test_no_published_input_was_run_from_a_dirty_checkout_but_those_named() -> N
     assert len([d for d in dirty if d == "reference-board"]) <= 4
 
 
-def _primary(path: Path) -> list[SampleRecord]:
-    """The samples of a task's primary report (first template, ID-exemplar condition)."""
+def _reports(path: Path) -> list[list[SampleRecord]]:
+    """The ID samples of each report of a task (template and condition, in file order; the
+    first is the primary report's), leaving out reports without ID samples."""
     records = [SampleRecord.model_validate_json(line)
                for line in gzip.decompress(path.read_bytes()).splitlines() if line.strip()]
-    first = records[0].template
-    return [r for r in records if r.template == first and r.condition == records[0].condition]
+    groups: dict[tuple[str, str], list[SampleRecord]] = {}
+    for r in records:
+        groups.setdefault((r.template, r.condition), []).append(r)
+    return [[r for r in g if r.role == "ID"] for g in groups.values()]
 
 
 @pytest.mark.parametrize("name", [n for n in CURRENT if n == "offline-small"])
 def test_floor_count_is_recomputed_from_the_samples(name: str) -> None:
+    """A task is at the floor when its primary report's pooled ID accuracy is not above its
+    baseline, or its ID accuracy pooled over every report is not (``scoring/floors``: the
+    interval over the items, the level the largest of the reports')."""
     board = load_leaderboard(BOARDS / name / "leaderboard.json")
     for e in board.entries:
         floors = 0
         for t in board.tasks:
             [row] = [r for r in t.rows if r.entry == e.id]
             assert row.samples is not None
-            ids = [r for r in _primary(BOARDS / name / row.samples) if r.role == "ID"]
-            if not ids:  # a task evaluating OOD only (math_sgr): no floor to be at
+            reports = _reports(BOARDS / name / row.samples)
+            if not reports[0]:  # a task evaluating OOD only (math_sgr): no floor to be at
                 assert row.status != "floor"
                 continue
             res = json.loads((BOARDS / name / row.source).read_text())
-            metric = next(x["spec"]["scoring"]["metric"] for x in res["tasks"]
-                          if x["task"] == t.task)
-            base = constant_baseline([answer_key(r) for r in ids], get_metric(metric))
-            assert base is not None and row.baseline is not None
-            assert math.isclose(base, row.baseline, abs_tol=1e-9), (e.id, t.task)
-            total = math.fsum(r.score for r in ids)
-            floors += not_above(total, len(ids), max(base, row.chance))
+            scoring = next(x["spec"]["scoring"] for x in res["tasks"] if x["task"] == t.task)
+            metric = get_metric(scoring["metric"])
+            extract = ExtractSpec.model_validate(scoring.get("extract", {}))
+            judged = []  # (correct, n, level) of each report with ID samples
+            for ids in (r for r in reports if r):
+                base = constant_baseline([answer_key(r) for r in ids], metric, extract)
+                assert base is not None
+                chance = math.fsum(1 / len(r.choices) for r in ids if r.choices) / len(ids)
+                judged.append((math.fsum(r.score for r in ids), len(ids), max(base, chance)))
+                if ids is reports[0]:
+                    assert row.baseline is not None
+                    assert math.isclose(base, row.baseline, abs_tol=1e-9), (e.id, t.task)
+            floor = not_above(*judged[0])
+            if len(judged) > 1:
+                items = max(n for _, n, _ in judged)
+                share = math.fsum(c for c, _, _ in judged) / sum(n for _, n, _ in judged)
+                floor = floor or not_above(share * items, items, max(x for _, _, x in judged))
+            assert floor == (row.status == "floor"), (e.id, t.task)
+            floors += floor
         assert floors == e.n_floor, e.id
 
 

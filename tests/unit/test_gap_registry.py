@@ -174,7 +174,7 @@ def test_a_registered_gap_in_results_and_on_the_leaderboard(tmp_path: Path) -> N
     # recomputable from the samples file alone
     samples = read_samples(cfg.output_dir / task["samples_file"])
     (again,) = task_reports(samples, build_buckets(spec.buckets, spec.roles), spec.gaps, seed=0,
-                            metric=spec.scoring.metric)
+                            metric=spec.scoring.metric, extract=spec.scoring.extract)
     assert again.gaps.model_dump(mode="json") == gaps
 
     out = tmp_path / "board"

@@ -14,11 +14,15 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli.main import app
+from harness.cli.run_tables import horizon_lines
 from harness.config import RunConfig
 from harness.models import backends
 from harness.run.evaluate import evaluate
+from harness.run.horizon import recompute
 from harness.run.results import SamplesFile, spec_hash
 from harness.scoring.horizon import HorizonSearch, candidate_difficulties, fall_d50
+from harness.spec.buckets import build_buckets
+from harness.spec.horizon import WIDEN, WIDENINGS, HorizonSpec
 from harness.spec.task import TaskSpec
 from harness.tasks.index import TaskIndex
 from harness.testing import ScriptedLM, scripted_backend
@@ -122,8 +126,13 @@ def test_the_same_seed_gives_the_same_search(tmp_path: Path) -> None:
 
 
 def test_censored_and_floor_models_get_no_number(tmp_path: Path) -> None:
+    """A model above its midpoint at the task's range is searched on past it (WIDENINGS
+    times, WIDEN× wider each) and is then "≥" at the cap, named as such."""
     (above,) = run(tmp_path, ScriptedLM(copier(10_000)), "above").tasks[0].horizons
     assert above.status == "above" and above.d50 is None
+    assert above.range_hi == 64 * WIDEN ** WIDENINGS and above.range_end == "cap"
+    assert "≥ 4096 length" in "\n".join(horizon_lines(
+        run(tmp_path, ScriptedLM(copier(10_000)), "again").tasks[0]))
     (floor,) = run(tmp_path, ScriptedLM(" x"), "floor").tasks[0].horizons
     assert floor.status == "floor" and floor.d50 is None and floor.items == 0
 
@@ -135,6 +144,29 @@ def test_the_context_ends_the_range_and_says_so(tmp_path: Path) -> None:
     assert h.range_end == "context" and 8 < h.range_hi < 64
     assert h.items and max(seen[-h.items:]) <= h.range_hi  # the search asks last
     assert h.status == "above"
+
+
+def test_a_fall_past_the_tasks_range_is_found_by_widening(tmp_path: Path) -> None:
+    """A copier that holds to 150 letters, on a task whose range ends at 64: the search goes
+    on past 64 and its interval holds the fall; the rounds it recorded recompute it."""
+    res = run(tmp_path, ScriptedLM(copier(150)), "wide")
+    (h,) = res.tasks[0].horizons
+    assert h.status == "measured" and h.lower is not None and h.upper is not None
+    assert h.lower <= 150.5 <= h.upper and h.range_hi > 150
+    assert sum(h.rounds) == h.items and h.items > 200  # the widened range's own answers
+    searched = list(SamplesFile(tmp_path / "wide" / h.samples_file))
+    fixed = list(SamplesFile(tmp_path / "wide" / res.tasks[0].samples_file))
+    again = recompute(h, fixed, searched)
+    assert (again.d50, again.lower, again.upper) == (h.d50, h.lower, h.upper)
+
+
+def test_a_declared_limit_ends_the_widening(tmp_path: Path) -> None:
+    index = TaskIndex.build([])
+    spec = index.spec(index.resolve([COPY])[0])
+    assert spec.horizon is not None and spec.horizon.limit is None  # copy: open-ended
+    with pytest.raises(ValueError, match="horizon.limit"):
+        HorizonSpec(max=64, limit=32)
+    assert HorizonSpec(max=64, limit=100).limit == 100
 
 
 def test_the_cli_prints_d50_after_the_gap_lines(tmp_path: Path,
@@ -290,3 +322,60 @@ def test_a_misfit_is_said_with_its_accuracies_not_a_d50(tmp_path: Path) -> None:
     cell = _cell(bad)
     assert d50_text(cell) == "misfit (no single fall)" and d50_value(cell) == ""
     assert "no single fall: accuracy by difficulty" in d50_title(cell)
+
+
+def test_another_level_comes_from_the_same_posterior() -> None:
+    """``horizon.level``: where a planted normal fall (d50 40, σ 0.3, top 0.95, baseline 0.1)
+    is down to 85% of its easy-item level; the 95% interval holds it in most of 20 searches
+    at fixed difficulties, and level ½ of the way down to a zero baseline is d50 itself."""
+    from scipy.stats import norm
+
+    top, base, d50, sigma = 0.95, 0.1, 40.0, 0.3
+    q = (0.85 * top - base) / (top - base)
+    truth = d50 * math.exp(sigma * norm.ppf(1 - q))
+    held = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        s = HorizonSearch(1, 256, base)
+        for d in (2, 4, 8, 16, 24, 32, 40, 48, 64, 96, 128):
+            p = base + (top - base) * norm.sf((math.log(d) - math.log(d50)) / sigma)
+            s.add(d, float(rng.binomial(40, p)), 40)
+        mid, lo, hi = s.at_level(0.85)
+        assert mid is not None and lo is not None and hi is not None and lo <= mid <= hi
+        held += lo <= truth <= hi
+    assert held >= 17
+    s = HorizonSearch(1, 256, 0.0)
+    for d, k in ((4, 40), (16, 40), (32, 30), (64, 10), (128, 0)):
+        s.add(d, k, 40)
+    mid, _, _ = s.at_level(0.5)
+    est = s.verdict()
+    assert mid is not None and est.d50 is not None and abs(math.log(mid / est.d50)) < 0.05
+
+
+def test_the_level_is_reported_and_recomputed(tmp_path: Path) -> None:
+    index = TaskIndex.build([])
+    ref = index.resolve([COPY])[0]
+    text = ref.path.read_text(encoding="utf-8")
+    folder = tmp_path / "tasks" / "mine"
+    folder.mkdir(parents=True)
+    assert "horizon:" in text
+    (folder / "_sequence.yaml").write_text(
+        (ref.path.parent / "_sequence.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "copy_level.yaml").write_text(
+        text.replace("horizon:", "horizon:\n  level: 0.85\n ", 1).replace(
+            "name: copy", "name: copy_level", 1), encoding="utf-8")
+    cfg = RunConfig(model="scripted:x", tasks=["mine/copy_level"], limit_per_bucket=30,
+                    use_cache=False, horizon=True, include_paths=[tmp_path / "tasks"],
+                    output_dir=tmp_path / "run")
+    res = evaluate(cfg, model=ScriptedLM(copier(20)))
+    (h,) = res.tasks[0].horizons
+    assert h.level == 0.85 and h.at_level is not None
+    mid, lo, hi = h.at_level
+    assert mid is not None and lo is not None and hi is not None and lo <= 20.5 <= hi * 1.05
+    assert "down to 85% of the easy-item level (io): " in "\n".join(horizon_lines(res.tasks[0]))
+    fixed = list(SamplesFile(tmp_path / "run" / res.tasks[0].samples_file))
+    searched = list(SamplesFile(tmp_path / "run" / h.samples_file))
+    from harness.run.horizon import recomputed
+
+    spec = TaskSpec.model_validate(res.tasks[0].spec)
+    assert recomputed(h, fixed, searched, build_buckets(spec.buckets, spec.roles)) == h

@@ -132,7 +132,7 @@ def test_samples_sha256_recorded_and_checked(tmp_path: Path) -> None:
     spec = TaskSpec.model_validate(task.spec)
     buckets = build_buckets(spec.buckets, spec.roles)
     again = task_reports(SamplesFile.of(tmp_path, task), buckets, spec.gaps, 0,
-                         spec.scoring.metric)
+                         spec.scoring.metric, extract=spec.scoring.extract)
     assert again == task.templates
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-1]))  # one sample dropped after the run

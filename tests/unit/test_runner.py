@@ -69,7 +69,8 @@ def test_samples_hold_everything_and_recompute_results(tmp_path: Path) -> None:
         buckets = build_buckets(spec.buckets, spec.roles)
         again = [
             r.model_dump(mode="json")
-            for r in task_reports(samples, buckets, spec.gaps, c.seed, spec.scoring.metric)
+            for r in task_reports(samples, buckets, spec.gaps, c.seed, spec.scoring.metric,
+                                  extract=spec.scoring.extract)
         ]
         assert again == task["templates"]
     assert [t.template for t in res.tasks[0].templates] == ["equation", "question"]

@@ -117,7 +117,7 @@ def test_samples_carry_every_score_and_recompute_the_reports(tmp_path: Path) -> 
     line = (cfg.output_dir / task.samples_file).read_text().splitlines()[0]
     assert '"scores": {"normalized_match": 1.0, "t47_half": ' in line
     again = task_reports(samples, build_buckets(spec.buckets, spec.roles), spec.gaps, 0,
-                         spec.scoring.metric, spec.scoring.extra_metrics)
+                         spec.scoring.metric, spec.scoring.extra_metrics, spec.scoring.extract)
     assert again == task.templates
     # harness rescore gives the same bytes
     redone = rescored(cfg.output_dir)

@@ -1,0 +1,57 @@
+"""Answer budgets in the model's own tokens.
+
+A generation task's ``output.max_tokens`` was a token count tuned on one tokenizer: a model with
+another tokenizer, or one that writes out its reasoning at more length, was cut before its
+answer ended, and the fall looked like a failure of the model. The budget of a bucket now
+follows from its items' targets, counted in the tokenizer of the model being run:
+
+    budget = max(max_tokens, ceil(budget_margin × longest target) + BUDGET_PAD)
+
+(so a bucket whose targets fit the task's ``max_tokens`` keeps it, and its requests, cached
+answers and replays, stay as they were)
+
+``max_tokens`` stays a lower limit (never a cut below the target); ``budget_margin`` (task file,
+``output.budget_margin``) leaves room for a model that writes its worked solution at more
+length than the reference does. Where the model's token counter is unknown (a server without a
+tokenize route) a target counts one token per UTF-8 byte: byte-level and byte-fallback
+vocabularies never need more, so the estimate errs towards room. Where the model's context is
+known, the budget is at most what the longest prompt leaves of it (and never below
+``max_tokens``).
+
+An answer that **stopped on the budget** (as many new tokens as the request allowed) is
+recorded as ``cut`` in its sample; a wrong answer cut so is **lost to the budget**: it might
+have been right with more room. A bucket where lost answers are at least ``CUT_MATERIAL`` of
+the answers is marked in the eval table, results.json and the board, and a gap or horizon that
+rests on such a bucket says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+BUDGET_PAD = 1  # a token on top of the scaled longest target (the stop string's)
+CUT_MATERIAL = 0.05  # share of a bucket's answers lost to the budget that marks the bucket
+
+CountTokens = Callable[[str], "int | None"]
+
+
+def target_tokens(text: str, count: CountTokens | None) -> int:
+    """``text``'s tokens in the model's tokenizer (its UTF-8 bytes where the count is unknown)."""
+    n = count(text) if count is not None and text else None
+    return len(text.encode("utf-8")) if n is None else n
+
+
+def answer_budget(floor: int, longest: int, margin: float = 1.0, room: int | None = None) -> int:
+    """The answer budget of items whose longest target has ``longest`` tokens (see module):
+    ``floor`` is the task's ``max_tokens``, ``margin`` its ``budget_margin``, ``room`` the
+    tokens the model's context leaves after the longest prompt (None: unknown)."""
+    need = math.ceil(margin * longest) + BUDGET_PAD if longest else 0
+    if room is not None:
+        need = min(need, room)
+    return max(floor, need)
+
+
+def stopped_on_budget(n_tokens: int, max_tokens: int) -> bool:
+    """Whether an answer of ``n_tokens`` new tokens used the whole budget of its request."""
+    return max_tokens > 0 and n_tokens >= max_tokens

@@ -1,0 +1,1 @@
+"""The planted-truth backend (``planted:``): answers drawn from a declared response curve."""

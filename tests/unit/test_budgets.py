@@ -1,0 +1,215 @@
+"""Answer budgets in the model's own tokens (issue 45, item 3): a bucket's budget fits its longest
+target in the tokenizer of the model being run, never below the task's ``max_tokens``; every
+answer records its budget and whether it stopped on it; a bucket whose wrong answers the budget
+cut is marked in the table, results.json and the gap report; the horizon search raises the
+budget of an answer it cut before it reports one; a replayed answer keeps its cut."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.answers.budget import BUDGET_PAD, CUT_MATERIAL, answer_budget
+from harness.cli.main import app
+from harness.cli.run_tables import horizon_lines
+from harness.config import RunConfig
+from harness.lm import ModelIdentity, OnDone
+from harness.models import backends
+from harness.requests import GenerateRequest, GenerateResponse
+from harness.run.evaluate import evaluate
+from harness.run.results import Results, read_samples
+from harness.scoring.records import SampleRecord
+from harness.testing import ScriptedLM
+
+TASK = """\
+name: copy_budget
+description: Copy letters (answer budgets).
+source: {type: generator, name: copy, per_bucket: 50}
+fields: {target: target, difficulty: length}
+difficulty_name: length
+buckets: {values: [2, 5, 8, 12]}
+roles: {id_max: 5}
+templates:
+  - {id: io, prompt: "Copy the letters.\\nInput: {{ text }}\\nOutput:"}
+output: {type: generate, max_tokens: 4, stop: ["\\n"]}
+scoring: {extract: {kind: first_line}, metric: exact_match}
+"""
+INPUT = re.compile(r"Input: ([a-z ]+)\nOutput:")
+
+
+class Worded(ScriptedLM):
+    """A scripted model whose tokens are words, with a token counter saying so (and weights
+    to hash: replay needs their sha256)."""
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity(backend="scripted", name="worded", weights_sha256="c" * 64)
+
+    def count_tokens(self, text: str) -> int | None:
+        return len(text.split())
+
+
+def _letters(prompt: str) -> str:
+    return INPUT.findall(prompt)[-1]
+
+
+def _tasks(tmp_path: Path) -> Path:
+    (tmp_path / "tasks" / "mine").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "tasks" / "mine" / "copy_budget.yaml").write_text(TASK)
+    return tmp_path / "tasks"
+
+
+def _run(tmp_path: Path, model: ScriptedLM, name: str, **kw: object) -> Results:
+    cfg = RunConfig(model="scripted:x", tasks=["mine/copy_budget"], seed=0, limit_per_bucket=20,
+                    include_paths=[_tasks(tmp_path)], output_dir=tmp_path / name,
+                    use_cache=False, **kw)  # type: ignore[arg-type]
+    return evaluate(cfg, model=model)
+
+
+def test_the_rule_keeps_the_task_value_and_never_cuts_below_the_target() -> None:
+    assert answer_budget(80, 12, 1.25) == 80  # fits: the task's value stands
+    assert answer_budget(4, 12, 1.25) == 15 + BUDGET_PAD  # ceil(1.25 × 12) + pad
+    assert answer_budget(4, 12, 1.25, room=10) == 10  # the context leaves 10
+    assert answer_budget(16, 12, 1.25, room=10) == 16  # never below the task's value
+    assert answer_budget(4, 0) == 4
+
+
+def test_each_bucket_fits_its_longest_target_in_the_models_tokens(tmp_path: Path) -> None:
+    res = _run(tmp_path, Worded(_letters), "words")
+    recs = read_samples(tmp_path / "words" / res.tasks[0].samples_file)
+    per = {r.bucket: {c.max_tokens for c in r.calls} for r in recs}
+    want = {str(n): {answer_budget(4, n, 1.25)} for n in (2, 5, 8, 12)}
+    assert per == want and per["12"] == {16} and per["2"] == {4}
+    assert all(r.score == 1.0 and not r.cut for r in recs)  # every answer fits, none cut
+    assert all(b.cut is None and not b.budget_bound for b in res.tasks[0].templates[0].buckets)
+    # a model whose tokenizer is unknown: targets count one token per byte (room, never less)
+    res = _run(tmp_path, ScriptedLM(_letters), "bytes")
+    recs = read_samples(tmp_path / "bytes" / res.tasks[0].samples_file)
+    twelve = {c.max_tokens for r in recs if r.bucket == "12" for c in r.calls}
+    assert twelve == {answer_budget(4, len(" ".join("x" * 12)), 1.25)}
+
+
+def _verbose(extra: int):  # type: ignore[no-untyped-def]
+    """Writes ``extra`` words of preamble on one line before the letters: right only when the
+    budget leaves room for all of it."""
+
+    def answer(prompt: str) -> str:
+        return " " + " ".join(["um"] * extra + [_letters(prompt)])
+
+    return answer
+
+
+def test_a_wrong_answer_cut_by_the_budget_marks_its_bucket(tmp_path: Path) -> None:
+    res = _run(tmp_path, Worded(_verbose(10)), "verbose")
+    (tr,) = res.tasks[0].templates
+    recs = read_samples(tmp_path / "verbose" / res.tasks[0].samples_file)
+    by = {b.bucket: b for b in tr.buckets}
+    for label, n in (("2", 2), ("5", 5), ("8", 8), ("12", 12)):
+        cut = [r for r in recs if r.bucket == label and r.cut]
+        fits = 10 + n <= answer_budget(4, n, 1.25)
+        assert (len(cut) == 0) == fits, label
+        assert by[label].cut == (None if fits else 1.0)
+        assert by[label].budget_bound == (not fits and CUT_MATERIAL <= 1.0)
+    assert tr.gaps.budget_bound == [b for b in ("2", "5", "8", "12") if by[b].budget_bound]
+    data = json.loads((tmp_path / "verbose" / "results.json").read_text())
+    row = data["tasks"][0]["templates"][0]["buckets"][0]
+    assert row["cut"] == 1.0 and row["budget_bound"] is True
+    assert data["tasks"][0]["templates"][0]["gaps"]["budget_bound"] == tr.gaps.budget_bound
+    assert all(c["cut"] for r in recs for c in r.model_dump()["calls"] if r.cut)
+
+
+def test_the_table_names_budget_bound_buckets(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(backends.BACKENDS.items, "t45verbose",
+                        lambda name, args, bs: Worded(_verbose(10)))
+    out = CliRunner().invoke(app, [
+        "eval", "--model", "t45verbose:x", "--tasks", "mine/copy_budget", "--include-path",
+        str(_tasks(tmp_path)), "--limit-per-bucket", "20", "--seed", "0", "--no-cache",
+        "--output-dir", str(tmp_path / "cli")])
+    assert out.exit_code == 0, out.output
+    assert "cut 100%, budget-bound" in out.output
+    assert "budget-bound: the answer budget cut wrong answers in bucket(s)" in out.output
+
+
+def test_a_replayed_answer_keeps_its_cut(tmp_path: Path) -> None:
+    first = _run(tmp_path, Worded(_verbose(10)), "a")
+    again = Worded("never asked")
+    second = _run(tmp_path, again, "b", replay=[tmp_path / "a"])
+    assert not again.prompts
+    assert second.tasks[0].templates == first.tasks[0].templates
+
+
+class Wordy(Worded):
+    """A model whose answers take two tokens a letter (its tokens are characters when it
+    writes) while its counter counts words: its answers outgrow the budget its targets give
+    past 40 letters; a context of ``context`` tokens, where given."""
+
+    def __init__(self, context: int | None, pad: int = 0) -> None:
+        super().__init__(_letters)
+        self._context, self._pad = context, pad  # pad: spaces a letter written before it
+
+    def context_length(self) -> int | None:
+        return self._context
+
+    def generate(self, requests: Sequence[GenerateRequest],
+                 on_done: OnDone[GenerateResponse] | None = None) -> list[GenerateResponse]:
+        out = []
+        for r in requests:
+            letters = _letters(r.prompt)
+            text = " " * (self._pad * len(letters.split())) + letters
+            out.append(GenerateResponse(text[:r.max_tokens], min(len(text), r.max_tokens)))
+        return out
+
+
+def _search(tmp_path: Path, model: ScriptedLM, name: str) -> Results:
+    cfg = RunConfig(model="scripted:x", tasks=["lengthgen/copy"], seed=0, limit_per_bucket=5,
+                    horizon=True, horizon_items=40, output_dir=tmp_path / name,
+                    use_cache=False)
+    return evaluate(cfg, model=model)
+
+
+def test_the_search_raises_the_budget_of_an_answer_it_cut(tmp_path: Path) -> None:
+    """An answer cut by the budget is asked again with twice the room, and then right: the
+    search sees the model it is (a perfect copier up to the range's end)."""
+    res = _search(tmp_path, Wordy(None), "open")
+    (h,) = res.tasks[0].horizons
+    assert h.lost == 0.0 and h.status == "above" and h.range_end == "cap"
+    recs = read_samples(tmp_path / "open" / h.samples_file)
+    assert recs and all(r.score == 1.0 and not r.cut for r in recs)
+    long = [r for r in recs if 2 * r.difficulty - 1 > 80]
+    first = {r.id: answer_budget(80, int(r.difficulty), 1.25) for r in recs}  # words
+    assert long and all(c.max_tokens == 2 * first[r.id] for r in long for c in r.calls)
+    assert all(c.max_tokens == first[r.id] for r in recs if r not in long for c in r.calls)
+    # answers that outgrow what the context leaves stay cut and wrong, and the line says so
+    res = _search(tmp_path, Wordy(300, pad=2), "padded")
+    (h,) = res.tasks[0].horizons
+    recs = read_samples(tmp_path / "padded" / h.samples_file)
+    assert h.lost >= CUT_MATERIAL and h.lost == sum(r.cut for r in recs) / len(recs)
+    assert all(len(r.calls) == 1 and r.calls[0].max_tokens <= 300 for r in recs)
+    assert "budget-bound" in "\n".join(horizon_lines(res.tasks[0]))
+    # a context that ends the range: the search says so, not the budget
+    res = _search(tmp_path, Wordy(100), "walled")
+    (h,) = res.tasks[0].horizons
+    assert h.status == "above" and h.range_end == "context" and h.lost == 0.0
+
+
+def first_of(r: SampleRecord) -> int:
+    """The budget a copy search item is first asked with (its target's words)."""
+    return answer_budget(80, int(r.difficulty), 1.25)
+
+
+def test_the_statistics_page_quotes_the_rule_the_code_applies() -> None:
+    from harness.run.execute import RAISES
+
+    page = (Path(__file__).parents[2] / "docs" / "statistics.md").read_text(encoding="utf-8")
+    words = {1: "once", 2: "twice", 3: "three times", 4: "four times"}
+    section = page[page.index("## Answer budgets"):page.index("## Precision-targeted")]
+    assert f"reach\n{100 * CUT_MATERIAL:g}% of the bucket" in section
+    assert f"from {100 * CUT_MATERIAL:g}% on" in section
+    assert f"at\nmost {words[RAISES]}" in section
+    assert BUDGET_PAD == 1 and "plus one token for the stop string" in section
