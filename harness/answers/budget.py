@@ -15,13 +15,14 @@ answers and replays, stay as they were)
 length than the reference does. Where the model's token counter is unknown (a server without a
 tokenize route) a target counts one token per UTF-8 byte: byte-level and byte-fallback
 vocabularies never need more, so the estimate errs towards room. Where the model's context is
-known, the budget is at most what the longest prompt leaves of it (and never below
-``max_tokens``).
+known, the budget is at most what the longest question leaves of it (a model whose context
+is shorter than ``max_tokens`` gets what fits).
 
 An answer that **stopped on the budget** (as many new tokens as the request allowed) is
-recorded as ``cut`` in its sample; a wrong answer cut so is **lost to the budget**: it might
-have been right with more room. A bucket where lost answers are at least ``CUT_MATERIAL`` of
-the answers is marked in the eval table, results.json and the board, and a gap or horizon that
+recorded as ``cut`` in its sample; a cut answer is **lost to the budget** when it scored below
+full marks and its extractor found nothing in it, or only the start of the right answer: it
+might have been right with more room (``lost_to_budget``). A bucket where lost answers are
+at least ``CUT_MATERIAL`` of the answers is marked in the eval table, results.json and the board, and a gap or horizon that
 rests on such a bucket says so.
 """
 
@@ -46,10 +47,19 @@ def answer_budget(floor: int, longest: int, margin: float = 1.0, room: int | Non
     """The answer budget of items whose longest target has ``longest`` tokens (see module):
     ``floor`` is the task's ``max_tokens``, ``margin`` its ``budget_margin``, ``room`` the
     tokens the model's context leaves after the longest prompt (None: unknown)."""
-    need = math.ceil(margin * longest) + BUDGET_PAD if longest else 0
-    if room is not None:
-        need = min(need, room)
-    return max(floor, need)
+    budget = max(floor, math.ceil(margin * longest) + BUDGET_PAD if longest else 0)
+    return budget if room is None else max(1, min(budget, room))
+
+
+def lost_to_budget(cut: bool, score: float, extracted: str, target: str) -> bool:
+    """Whether a cut answer may have been right with more room: it scored below full marks and
+    its extractor found no answer in it, or found the start of the right one (a count cut at
+    its 29th number). A wrong answer the model had already given (a boxed value, a finished
+    line) is the model's, cut or not."""
+    if not cut or score >= 1:
+        return False
+    got = extracted.strip()
+    return not got or (got != target.strip() and target.strip().startswith(got))
 
 
 def stopped_on_budget(n_tokens: int, max_tokens: int) -> bool:

@@ -16,6 +16,7 @@ from itertools import groupby, islice
 from pathlib import Path
 
 from harness.analyses.registry import run_analyses
+from harness.answers.budget import lost_to_budget
 from harness.config import RunConfig
 from harness.errors import HarnessError, ItemError
 from harness.gaps.shift import MATCHED
@@ -37,7 +38,7 @@ from harness.spec.task import TaskSpec
 from harness.strategies import run_strategy
 from harness.tasks.index import TaskRef
 
-RAISES = 3  # times the horizon search doubles the budget of a wrong answer it cut (within the
+RAISES = 3  # times the horizon search doubles the budget of an answer lost to it (within the
 # model's context) before the answer stands
 
 
@@ -143,7 +144,7 @@ def _horizons(plan: RunPlan, model: LM, cfg: RunConfig, fixed_path: Path,
         records = run_strategy(cfg.strategy, answered, plan.task, batch, plan.pool, model)
         for _ in range(RAISES):  # a wrong answer the budget cut is asked again with more room
             again = [(i, plan.raised(batch[i])) for i, r in enumerate(records)
-                     if r.cut and r.score < 1]
+                     if lost_to_budget(r.cut, r.score, r.extracted, r.target)]
             grown = [(i, p) for i, p in again if p is not None]
             if not grown:
                 break

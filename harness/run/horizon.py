@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.answers.budget import lost_to_budget
 from harness.answers.metrics import checked_metric
 from harness.config import RunConfig
 from harness.errors import HarnessError, ItemError
@@ -193,7 +194,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
                 for p, r in zip(batch, records, strict=True):
                     per[int(p.item.difficulty)].append(r.score)
                     tally[0] += 1
-                    tally[1] += r.cut and r.score < 1
+                    tally[1] += lost_to_budget(r.cut, r.score, r.extracted, r.target)
                 return [(d, math.fsum(per[d]), len(per[d])) for d, _ in rounds]
 
             ends = [(hi, end)]

@@ -55,6 +55,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from harness.answers.budget import lost_to_budget
 from harness.answers.extract import extract as extract_answer
 from harness.scoring.records import SampleRecord
 from harness.spec.scoring import ExtractSpec
@@ -85,7 +86,7 @@ class Answer:
     text: str  # the extracted answer (MC: the chosen choice's text)
     position: int | None = None  # MC: the chosen choice's position
     cut: bool = False  # the answer stopped on its budget
-    lost: bool = False  # ... and scored below full marks: lost to the budget
+    lost: bool = False  # ... and may have been right with more room (answers/budget)
 
 
 def constant_baseline(keys: Sequence[AnswerKey], metric: Metric,
@@ -252,4 +253,5 @@ def answer(s: SampleRecord) -> Answer:
     if s.choices:
         return Answer(s.extracted, s.choices.index(s.extracted) if s.extracted in s.choices
                       else None)
-    return Answer(s.extracted, cut=s.cut, lost=s.cut and s.score < 1)
+    return Answer(s.extracted, cut=s.cut,
+                  lost=lost_to_budget(s.cut, s.score, s.extracted, s.target))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.answers.budget import BUDGET_PAD, CUT_MATERIAL, answer_budget
+from harness.answers.budget import BUDGET_PAD, CUT_MATERIAL, answer_budget, lost_to_budget
 from harness.cli.main import app
 from harness.cli.run_tables import horizon_lines
 from harness.config import RunConfig
@@ -75,7 +75,8 @@ def test_the_rule_keeps_the_task_value_and_never_cuts_below_the_target() -> None
     assert answer_budget(80, 12, 1.25) == 80  # fits: the task's value stands
     assert answer_budget(4, 12, 1.25) == 15 + BUDGET_PAD  # ceil(1.25 × 12) + pad
     assert answer_budget(4, 12, 1.25, room=10) == 10  # the context leaves 10
-    assert answer_budget(16, 12, 1.25, room=10) == 16  # never below the task's value
+    assert answer_budget(16, 12, 1.25, room=10) == 10  # a short context: what fits
+    assert answer_budget(16, 12, 1.25, room=-3) == 1
     assert answer_budget(4, 0) == 4
 
 
@@ -105,30 +106,46 @@ def _verbose(extra: int):  # type: ignore[no-untyped-def]
 
 
 def test_a_wrong_answer_cut_by_the_budget_marks_its_bucket(tmp_path: Path) -> None:
-    res = _run(tmp_path, Worded(_verbose(10)), "verbose")
+    """A model whose answers run to twice the target's tokens: past 2 letters the budget
+    cuts them inside the letters (lost: the start of the right answer), and the bucket, the
+    gap report and results.json say so."""
+    res = _run(tmp_path, Wordy(None), "wordy")
     (tr,) = res.tasks[0].templates
-    recs = read_samples(tmp_path / "verbose" / res.tasks[0].samples_file)
+    recs = read_samples(tmp_path / "wordy" / res.tasks[0].samples_file)
     by = {b.bucket: b for b in tr.buckets}
     for label, n in (("2", 2), ("5", 5), ("8", 8), ("12", 12)):
         cut = [r for r in recs if r.bucket == label and r.cut]
-        fits = 10 + n <= answer_budget(4, n, 1.25)
+        fits = 2 * n - 1 <= answer_budget(4, n, 1.25)
         assert (len(cut) == 0) == fits, label
+        assert all(r.score == 0.0 and r.target.startswith(r.extracted) for r in cut)
         assert by[label].cut == (None if fits else 1.0)
         assert by[label].budget_bound == (not fits and CUT_MATERIAL <= 1.0)
+    assert by["2"].cut is None and by["12"].budget_bound
     assert tr.gaps.budget_bound == [b for b in ("2", "5", "8", "12") if by[b].budget_bound]
-    data = json.loads((tmp_path / "verbose" / "results.json").read_text())
-    row = data["tasks"][0]["templates"][0]["buckets"][0]
+    data = json.loads((tmp_path / "wordy" / "results.json").read_text())
+    row = data["tasks"][0]["templates"][0]["buckets"][3]
     assert row["cut"] == 1.0 and row["budget_bound"] is True
     assert data["tasks"][0]["templates"][0]["gaps"]["budget_bound"] == tr.gaps.budget_bound
     assert all(c["cut"] for r in recs for c in r.model_dump()["calls"] if r.cut)
 
 
+def test_a_wrong_answer_the_model_gave_is_not_the_budgets(tmp_path: Path) -> None:
+    """Ten words of preamble, then the letters: cut or not, the answer on its line is wrong
+    from its first word; the buckets report the cut share and are not budget-bound."""
+    res = _run(tmp_path, Worded(_verbose(10)), "verbose")
+    (tr,) = res.tasks[0].templates
+    assert {b.bucket: b.cut for b in tr.buckets} == {"2": 1.0, "5": 1.0, "8": 1.0, "12": 1.0}
+    assert not any(b.budget_bound for b in tr.buckets) and not tr.gaps.budget_bound
+    assert not lost_to_budget(True, 0.0, "um um um", "a b")
+    assert lost_to_budget(True, 0.0, "a b", "a b c") and lost_to_budget(True, 0.0, " ", "a")
+    assert not lost_to_budget(False, 0.0, "", "a") and not lost_to_budget(True, 1.0, "a", "a")
+
+
 def test_the_table_names_budget_bound_buckets(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(backends.BACKENDS.items, "t45verbose",
-                        lambda name, args, bs: Worded(_verbose(10)))
-    out = CliRunner().invoke(app, [
-        "eval", "--model", "t45verbose:x", "--tasks", "mine/copy_budget", "--include-path",
+    monkeypatch.setitem(backends.BACKENDS.items, "t45wordy", lambda name, args, bs: Wordy(None))
+    out = CliRunner(env={"COLUMNS": "200"}).invoke(app, [
+        "eval", "--model", "t45wordy:x", "--tasks", "mine/copy_budget", "--include-path",
         str(_tasks(tmp_path)), "--limit-per-bucket", "20", "--seed", "0", "--no-cache",
         "--output-dir", str(tmp_path / "cli")])
     assert out.exit_code == 0, out.output
