@@ -22,8 +22,8 @@ An answer that **stopped on the budget** (as many new tokens as the request allo
 recorded as ``cut`` in its sample; a cut answer is **lost to the budget** when it scored below
 full marks and its extractor found nothing in it, or only the start of the right answer: it
 might have been right with more room (``lost_to_budget``). A bucket where lost answers are
-at least ``CUT_MATERIAL`` of the answers is marked in the eval table, results.json and the board, and a gap or horizon that
-rests on such a bucket says so.
+at least ``CUT_MATERIAL`` of the answers is marked in the eval table, results.json and the
+board, and a gap or horizon that rests on such a bucket says so.
 """
 
 from __future__ import annotations
