@@ -35,6 +35,8 @@ class RunConfig(BaseModel):
         False, exclude_if=lambda v: not v)
     horizon_items: int | None = Field(  # its answers per template and condition (the spec's)
         None, ge=10, exclude_if=lambda v: v is None)
+    max_answer_tokens: int | None = Field(  # caps every answer budget (answers/budget): a
+        None, ge=1, exclude_if=lambda v: v is None)  # quick look on a slow machine; cuts show
     replay: list[Path] = Field(  # earlier runs whose answers are reused (not in results.json)
         [], exclude=True)
     apply_chat_template: bool = False  # format prompts with the tokenizer's chat template

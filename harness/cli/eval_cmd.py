@@ -77,6 +77,13 @@ def eval_command(
             "horizon: key).",
         ),
     ] = False,
+    max_answer_tokens: Annotated[  # noqa: UP007
+        int | None,
+        typer.Option("--max-answer-tokens", min=1,
+                     help="Cap every answer budget at this many tokens (budgets otherwise fit "
+                     "each bucket's longest target in the model's tokens): a quick look on a "
+                     "slow machine; answers cut there are marked cut and budget-bound."),
+    ] = None,
     horizon_items: Annotated[
         int | None,
         typer.Option("--horizon-items", min=10,
@@ -175,7 +182,7 @@ def eval_command(
         templates=[t.strip() for t in templates.split(",") if t.strip()] if templates else None,
         num_fewshot=num_fewshot, fewshot_shared=fewshot_shared, matched_control=matched_control,
         horizon=horizon or horizon_items is not None, horizon_items=horizon_items,
-        replay=replay or [],
+        max_answer_tokens=max_answer_tokens, replay=replay or [],
         apply_chat_template=apply_chat_template,
         batch_size=bs, output_dir=output_dir, include_paths=include_path or [],
         strategy=strategy, use_cache=cache, cache_dir=cache_dir, data_parallel=data_parallel,

@@ -57,8 +57,8 @@ VIEWER_PER_BUCKET = 20  # samples per bucket shown by the sample viewer (the fil
 def config_of(res: Results) -> dict[str, Any]:
     """The run options that define an entry's configuration: every option that changes the
     numbers (``RunConfig`` less ``RUN_SPECIFIC``) but those that only choose the items."""
-    run = res.run.model_dump(mode="json")
-    cfg = {k: run.get(k) for k in ENTRY_OPTIONS}
+    run = res.run.model_dump(mode="json")  # an option left out at its default stays out
+    cfg = {k: run.get(k) for k in ENTRY_OPTIONS if k in run}
     cfg["model_args"] = {k: v for k, v in sorted((run.get("model_args") or {}).items())
                          if k != "device"}
     return cfg

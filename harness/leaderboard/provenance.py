@@ -68,6 +68,8 @@ def reproduce(res: Results) -> str:
         args.append("--fewshot-shared" if r.fewshot_shared else "--fewshot-per-item")
     if r.matched_control:
         args.append("--matched-control")
+    if r.max_answer_tokens is not None:
+        args += ["--max-answer-tokens", str(r.max_answer_tokens)]
     if r.apply_chat_template:
         args.append("--apply-chat-template")
     if r.strategy != "direct":

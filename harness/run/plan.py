@@ -134,6 +134,7 @@ class RunPlan:
     chat: Callable[[list[ChatTurn]], str] | None  # chat template, when the run applies one
     count_tokens: CountTokens | None  # the model's token counter (lengths in model tokens)
     context: int | None = None  # the model's context in tokens (None: unknown)
+    cap: int | None = None  # the run's --max-answer-tokens (None: budgets fit their targets)
     _budgets: dict[tuple[str, int], int | None] = field(default_factory=dict, compare=False,
                                                  repr=False)  # (template, bucket) → budget
 
@@ -205,6 +206,8 @@ class RunPlan:
                 question = q if question is None or len(q) > len(question) else question
         room = (None if self.context is None or question is None
                 else self.context - target_tokens(question, self.count_tokens))
+        if self.cap is not None:
+            room = self.cap if room is None else min(room, self.cap)
         return answer_budget(max(out.max_tokens, floor or 0), target, out.budget_margin, room)
 
     def raised(self, p: Prepared) -> Prepared | None:
@@ -212,7 +215,7 @@ class RunPlan:
         its prompt (None when it cannot grow): for an answer the budget cut short."""
         if p.max_tokens is None:
             return None
-        grown = 2 * p.max_tokens
+        grown = 2 * p.max_tokens if self.cap is None else min(2 * p.max_tokens, self.cap)
         if self.context is not None:
             grown = min(grown, self.context - target_tokens(p.prompt, self.count_tokens))
         return replace(p, max_tokens=grown) if grown > p.max_tokens else None
@@ -266,6 +269,7 @@ def plan_task(ref: TaskRef, spec: TaskSpec, cfg: RunConfig, model: LM | None = N
         else None,
         count_tokens=count,
         context=model.context_length() if model is not None else None,
+        cap=cfg.max_answer_tokens,
     )
 
 

@@ -230,3 +230,14 @@ def test_the_statistics_page_quotes_the_rule_the_code_applies() -> None:
     assert f"from {100 * CUT_MATERIAL:g}% on" in section
     assert f"at\nmost {words[RAISES]}" in section
     assert BUDGET_PAD == 1 and "plus one token for the stop string" in section
+
+
+def test_the_run_can_cap_every_budget(tmp_path: Path) -> None:
+    """``--max-answer-tokens``: a quick look on a slow machine; what the cap cuts shows."""
+    res = _run(tmp_path, Worded(_letters), "capped", max_answer_tokens=6)
+    recs = read_samples(tmp_path / "capped" / res.tasks[0].samples_file)
+    assert {c.max_tokens for r in recs for c in r.calls} == {4, 6}  # 2 letters keep the task's
+    by = {b.bucket: b for b in res.tasks[0].templates[0].buckets}
+    assert by["5"].cut is None and by["8"].budget_bound and by["12"].budget_bound
+    data = json.loads((tmp_path / "capped" / "results.json").read_text())
+    assert data["run"]["max_answer_tokens"] == 6

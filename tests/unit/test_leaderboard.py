@@ -293,6 +293,9 @@ def test_reproduce_line_carries_the_runs_include_paths() -> None:
     line = reproduce(res.model_copy(update={"run": run}))
     assert "--include-path examples/reference_models/tasks" in line
     assert "--include-path '<tasks>'" in line and "/home/someone" not in line
+    assert "--max-answer-tokens" not in line
+    capped = res.model_copy(update={"run": run.model_copy(update={"max_answer_tokens": 64})})
+    assert "--max-answer-tokens 64" in reproduce(capped)  # a cap changes the answers
     # local weights (no package or hub pins them): the line says which numbers are bitwise
     assert line.endswith(f"  # bitwise only with weights of sha256 {res.model.weights_sha256[:12]}"
                          "…; weights trained again (another machine or build) are another draw "
