@@ -384,3 +384,20 @@ def test_the_control_is_not_run_where_there_is_no_gap_to_split(tmp_path: Path) -
     assert [t["condition"] for t in task["templates"]] == [""]
     assert task["templates"][0]["gaps"]["status"] == "floor" and "shift" not in task
     assert len(model.prompts) == task["templates"][0]["n"]  # no OOD item was asked again
+
+
+def test_the_readme_first_commands_copy_buckets_have_no_in_sample_floor(tmp_path: Path) -> None:
+    """The README's first command (lengthgen at 20 items a bucket, seed 0): no copy bucket's
+    baseline reaches 2% (chosen among its own items' targets it was 1/n, 5%, and a model at
+    2 of 20 was called floor)."""
+    from harness.config import RunConfig
+    from harness.models.backends import load_model
+    from harness.run.evaluate import evaluate
+
+    cfg = RunConfig(model="planted:", tasks=["lengthgen/copy"], seed=0, limit_per_bucket=20,
+                    use_cache=False, output_dir=tmp_path / "run")
+    res = evaluate(cfg, model=load_model("planted:", {"d50": "10", "top": "0.95"}, 1))
+    rows = res.tasks[0].templates[0].buckets
+    assert len(rows) == 6 and all(b.n == 20 for b in rows)
+    assert all(b.baseline is not None and b.baseline < 0.02 for b in rows)
+    assert all(not b.floor for b in rows if b.correct >= 2)  # 2 of 20 is above a 0 baseline
