@@ -19,6 +19,7 @@ from harness.run.results import HorizonResult, Results, TaskResult
 from harness.scoring.aggregates import BucketAggregate, RoleAggregate
 from harness.scoring.horizon import format_difficulty
 from harness.scoring.report import TemplateReport
+from harness.spec.horizon import WIDEN, WIDENINGS
 
 
 def _pct(x: float | None) -> str:
@@ -247,7 +248,8 @@ def horizon_text(h: HorizonResult, unit: str) -> str:
 
 
 RANGE_ENDS = {  # what ended a horizon search's range, in words (HorizonResult.range_end)
-    "limit": "the task's horizon.limit", "cap": "the widening cap (64 × horizon.max)",
+    "limit": "the task's horizon.limit",
+    "cap": f"the widening cap ({WIDEN ** WIDENINGS} × horizon.max)",
     "context": "the model's context", "generator": "the generator's work budget",
     "output": "the answer budget (a run before budgets grew with their targets)"}
 

@@ -168,10 +168,8 @@ class BucketCell(_Model):
     baseline: float | None = None  # best constant answer's score on the bucket's items
     floor: bool | None = None  # the accuracy is not above that baseline
     constant: bool = False  # one answer makes up most of the model's answers here
-    cut: float | None = Field(  # share of the answers that stopped on the answer budget
-        None, exclude_if=lambda v: v is None)  # (answers/budget); None: not one did
-    budget_bound: bool = Field(  # wrong answers the budget cut are a material share: the
-        False, exclude_if=lambda v: not v)  # score may be the budget's
+    cut: float | None = Field(None, exclude_if=lambda v: v is None)  # share stopped on budget
+    budget_bound: bool = Field(False, exclude_if=lambda v: not v)  # lost ones: answers/budget
 
 
 class MetricCells(_Model):
@@ -209,8 +207,7 @@ class HorizonCell(_Model):
     shapes: list[float] = []  # posterior weight of each fall shape (normal, late, early)
     fit_p: float | None = None  # the check round's p-value (misfit below 0.01)
     accuracies: list[tuple[float, float, int]] = []  # (difficulty, accuracy, answered) tried
-    lost: float = Field(0.0, exclude_if=lambda v: not v)  # share of search answers wrong and
-    # cut by the answer budget at the context's limit (answers/budget)
+    lost: float = Field(0.0, exclude_if=lambda v: not v)  # answers lost to the budget (share)
 
 
 class AnalysisCell(_Model):

@@ -3,9 +3,11 @@
 For each template and exemplar condition the fixed run answered, the search (``scoring/horizon``)
 starts from the fixed run's ID answers, then asks for rounds of fresh items at the difficulties
 QUEST+ ranks most informative, between ``horizon.min`` and the largest difficulty that still
-fits: the spec's ``horizon.max``, the generator's per-item time budget, the model's context
-(prompt plus answer budget) and, for generation, the answer budget itself (a target longer than
-``max_tokens`` cannot be answered). The items are the generator's own items for that value, from
+fits: the spec's ``horizon.max``, the generator's per-item time budget and the model's context
+(prompt plus target); a model still above its midpoint there is searched on past it
+(``widening``). Each round's answer budget fits its own items' targets (``RunPlan.budget``,
+``horizon.max_tokens`` the least it gives), and an answer lost to it is asked again with more
+room (``run/execute``). The items are the generator's own items for that value, from
 their own seeded stream (``horizon``), so they never repeat a fixed-run item; item ``j`` at a
 difficulty is the same in every run with the same seed. Answers go through the run's model
 (response cache included), and every one is written to ``samples/<task>.horizon.jsonl``.
@@ -46,18 +48,6 @@ BASELINE_ITEMS = 50  # items at the top of the range the item baseline is comput
 def horizon_path(output_dir: Path, task: str) -> Path:
     """``samples/<task>.horizon.jsonl``."""
     return output_dir / "samples" / f"{task}.horizon.jsonl"
-
-
-def search_spec(spec: TaskSpec) -> TaskSpec:
-    """The spec the search's items are answered under: ``horizon.max_tokens``, where given, as
-    the fewest tokens an answer may have (each round's budget still grows to fit its items'
-    targets, ``answers/budget``)."""
-    assert spec.horizon is not None
-    floor = spec.horizon.max_tokens
-    if floor is None or spec.output.type != "generate":
-        return spec
-    return spec.model_copy(update={"output": spec.output.model_copy(
-        update={"max_tokens": max(floor, spec.output.max_tokens)})})
 
 
 def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0
@@ -163,7 +153,6 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
     spec = plan.spec
     h = spec.horizon
     assert h is not None
-    answered = search_spec(spec)
     hi, end = usable_range(plan, model)
     baseline = _baseline(spec, plan.prepared_at(hi, BASELINE_ITEMS, stream="baseline"))
     budget = cfg.horizon_items or h.items
@@ -188,7 +177,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
                 for d, n in rounds:
                     batch += plan.prepared_at(d, n, tpl, cond, start=used[d])
                     used[d] += n
-                records = answer(answered, batch)
+                records = answer(spec, batch)
                 sizes.append(len(records))
                 per: dict[int, list[float]] = defaultdict(list)
                 for p, r in zip(batch, records, strict=True):
