@@ -7,24 +7,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.answers.extract import extract
 from harness.requests import AskedItem
 from harness.run.plan import RunPlan
+from harness.scoring.baselines import candidate_answer
 from harness.scoring.prepared import Prepared
 from harness.spec.task import MultipleChoiceOutput, TaskSpec
 
 
 def compared_answer(spec: TaskSpec, target: str) -> str:
-    """``target`` as the metric compares it: the task's extraction of it (MATH: the last
-    ``\\boxed{}`` of the worked solution), the target itself where extraction finds nothing or
-    fails (a plugin's extractor)."""
+    """``target`` as the metric compares it (``baselines.candidate_answer``: MATH's last
+    ``\boxed{}``); the target itself for multiple choice, or where a plugin's extractor fails
+    on a reference."""
     if isinstance(spec.output, MultipleChoiceOutput):
         return target
     try:
-        found = extract(target, spec.scoring.extract)
+        return candidate_answer(target, spec.scoring.extract)
     except Exception:  # noqa: BLE001 - a plugin's extractor on a reference: the target stands
         return target
-    return found or target
 
 
 def asked_items(plan: RunPlan, spec: TaskSpec, prepared: Sequence[Prepared],
