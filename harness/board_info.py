@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-Better = Literal["high", "low"]
+Better = Literal["high", "low", "none"]  # "none": a measurement, not a merit (never ranked)
 # how an entry's value is made from its tasks: "mean" of the per-task values; "role_ratio": the
 # mean OOD accuracy over the mean ID accuracy of the tasks (gaps: those where it is measured)
 BoardAggregate = Literal["mean", "role_ratio"]
@@ -24,7 +24,7 @@ class BoardInfo:
 
     title: str | None = None  # column title (None: the registered name)
     headline: int | None = None  # position among the headline columns; None: not one
-    better: Better = "high"  # the direction in which values are better
+    better: Better = "high"  # the direction in which values are better ("none": neither)
     board: BoardAggregate = "mean"  # how an entry's value comes from its tasks' values
 
     def column_title(self, name: str) -> str:
@@ -32,8 +32,8 @@ class BoardInfo:
         return self.title or name
 
     def arrow(self) -> str:
-        """The direction mark of a column header: ↑ (higher is better) or ↓."""
-        return "↓" if self.better == "low" else "↑"
+        """The direction mark of a column header: ↑ (higher is better), ↓, or none."""
+        return {"low": "↓", "high": "↑"}.get(self.better, "")
 
 
 def column_order(names: Iterable[str], info: Callable[[str], BoardInfo]) -> list[str]:

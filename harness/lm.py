@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.requests import (
     AskedItem,
@@ -40,6 +40,8 @@ class ModelIdentity(BaseModel):
     dtype: str | None = None  # parameter dtype, e.g. "float32"
     device: str | None = None  # where the model runs, e.g. "cpu", "cuda:0"
     args: dict[str, Any] = {}  # backend arguments as given (--model-args)
+    engine: str | None = Field(  # the inference engine and its version where it decides the
+        default=None, exclude_if=lambda v: v is None)  # answers, e.g. "llama-cpp-python 0.3.36"
 
 
 def render_chat(tokenizer: Any, turns: Sequence[ChatTurn], label: str,

@@ -211,6 +211,11 @@ def check_command(
 @app.command("rescore")
 def rescore_command(
     board: Annotated[Path, typer.Argument(help="A built leaderboard folder.")],
+    title: Annotated[str | None, typer.Option(  # noqa: UP007
+        help="A new title (default: the one the board was built with).")] = None,
+    run: Annotated[list[Path] | None, typer.Option(  # noqa: UP007
+        help="A newer run (folder or results.json) that replaces the board's run of the same "
+             "model and tasks, e.g. a task run again (repeatable).")] = None,
 ) -> None:
     """Recompute a board's numbers from the samples its runs carry (after a change of the
     statistics; no model is asked): each run is rescored and the board rebuilt in place with
@@ -222,7 +227,7 @@ def rescore_command(
     if not (board / "leaderboard.json").is_file():
         raise HarnessError(f"{board}: no leaderboard.json")
     with tempfile.TemporaryDirectory() as tmp:
-        n = rescore_board(board, Path(tmp))
+        n = rescore_board(board, Path(tmp), title, run or [])
     typer.echo(f"{board}: {n} runs rescored, board rebuilt")
 
 

@@ -134,7 +134,7 @@ def role_proportions(ctx: GapContext) -> tuple[Proportion, Proportion]:
     return proportion(ctx.ids), proportion(ctx.oods)
 
 
-@gap("id_ood", title="gap", headline=0, better="low", board="mean")
+@gap("id_ood", title="gap", headline=0, better="none", board="mean")
 def id_ood_gap(ctx: GapContext) -> IdOodGap | None:
     """acc(ID) − acc(OOD) with Newcombe's hybrid score 95% CI (needs ID and OOD samples)."""
     ids, oods = ctx.ids, ctx.oods

@@ -27,6 +27,7 @@ from harness.leaderboard.board_file import (
     TaskRow,
     TemplateInfo,
 )
+from harness.leaderboard.claims import edge_p
 from harness.leaderboard.collect import (
     VIEWER_PER_BUCKET,
     Collected,
@@ -43,7 +44,7 @@ from harness.leaderboard.families import families
 from harness.leaderboard.horizons import entry_horizons
 from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
 from harness.leaderboard.precision import precision
-from harness.leaderboard.provenance import family_of, public_id
+from harness.leaderboard.provenance import card_provenance, family_of
 from harness.leaderboard.registered import board_value, macro_mean, values_by_name
 from harness.leaderboard.rows import ItemData
 from harness.leaderboard.scores import (
@@ -55,7 +56,6 @@ from harness.leaderboard.scores import (
     rank_ranges,
 )
 from harness.leaderboard.stale import stale_tasks
-from harness.models.aliases import alias_for
 from harness.scoring.intervals import (
     Limits,
     Proportion,
@@ -95,17 +95,17 @@ class _EntryStats:
     """Point scores and score intervals of one entry."""
 
     def __init__(self, rows: Mapping[str, TaskRow], items: Mapping[str, ItemData | None],
-                 common: set[str] | None = None) -> None:
+                 common: set[str] | None = None, scored: set[str] | None = None,
+                 searched: set[str] | None = None) -> None:
         self.rows = rows
-        acc = {n: r.accuracy for n, r in rows.items() if r.accuracy is not None}
-        suite = {n: suite_of(n) for n in rows}
-        self.suites, self.overall = macro_scores(acc, suite)
-        have = all((x := items.get(n)) is not None and x.everything for n in rows)
-        self.suite_ci: dict[str, Limits] = {}
-        self.overall_ci: Limits | None = None
-        if have and acc:
-            scores = {n: x.scores() for n in sorted(rows) if (x := items[n]) is not None}
-            self.suite_ci, self.overall_ci = macro_intervals(scores, suite)
+        self.searched = searched  # tasks with a d50 search for every entry of the group
+        # the headline scores: over the tasks off the floor for every entry of the group
+        # (``scored``), so tasks where no entry can be told from a constant answerer do not
+        # dilute them; the all-task mean beside them
+        self.scored = sorted(rows if scored is None else scored & set(rows))
+        self.suites, self.overall, self.suite_ci, self.overall_ci = self._macro(
+            {n: rows[n] for n in self.scored}, items)
+        _, self.overall_all, _, self.overall_all_ci = self._macro(rows, items)
         self.own = sorted(n for n, r in rows.items() if r.gap is not None)
         # the headline gap covers the tasks measured for every entry it is compared with
         self.measured = [n for n in self.own if common is None or n in common]
@@ -123,6 +123,21 @@ class _EntryStats:
                 [Term(1.0 / k, q[0].mean - q[1].mean, *diff_interval(*q, lv))
                  for q in props if q is not None]))
 
+    @staticmethod
+    def _macro(rows: Mapping[str, TaskRow], items: Mapping[str, ItemData | None]
+               ) -> tuple[dict[str, float], float | None, dict[str, Limits], Limits | None]:
+        """Suite and overall means of ``rows``' accuracies with their intervals (none without
+        every task's samples)."""
+        acc = {n: r.accuracy for n, r in rows.items() if r.accuracy is not None}
+        suite = {n: suite_of(n) for n in rows}
+        suites, overall = macro_scores(acc, suite)
+        have = all((x := items.get(n)) is not None and x.everything for n in rows)
+        if not (have and acc):
+            return suites, overall, {}, None
+        scores = {n: x.scores() for n in sorted(rows) if (x := items[n]) is not None}
+        suite_ci, overall_ci = macro_intervals(scores, suite)
+        return suites, overall, suite_ci, overall_ci
+
     def score(self, value: float | None, ci: Limits | None, n_tasks: int) -> Score:
         lo, hi = ci if ci is not None else (None, None)
         return Score(value=_r(value), ci_low=_r(lo), ci_high=_r(hi), n_tasks=n_tasks)
@@ -135,20 +150,24 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
     res = runs[-1].res
     m = [rows[n] for n in st.measured]
     hz = [r.horizon_factor for r in m if r.horizon_factor is not None]
-    d50f, n_d50, n_above = entry_horizons(rows.values())
-    analyses = values_by_name((a.name, r, a.value) for r in rows.values() for a in r.analyses)
+    d50f, d50h, n_d50, n_above = entry_horizons(rows, st.searched)
+    # a task at the floor has nothing to analyse: its values would describe a constant answerer
+    off = [r for r in rows.values() if r.status != "floor"]
+    analyses = values_by_name((a.name, r, a.value) for r in off for a in r.analyses)
+    floor_only = sorted({a.name for r in rows.values() for a in r.analyses if a.value is not None}
+                        - {n for n, (_, vs) in analyses.items() if vs})
     gaps = values_by_name((n, r, g.value) for r in rows.values() for n, g in r.gaps.items())
     gap_lo, gap_hi = st.gap_ci if st.gap_ci is not None else (None, None)
     by_suite: dict[str, int] = {}
-    for n in rows:
+    for n in st.scored:
         by_suite[suite_of(n)] = by_suite.get(suite_of(n), 0) + 1
-    alias = alias_for(res.model.name, res.model.path)
     limits = sorted({r.res.run.limit_per_bucket for r in runs}, key=lambda x: (x is None, x or 0))
     return Entry(
         id=eid, label=label, family=family_of(display_name(res.model.name)), group=group,
         rank=rank[0],
         rank_low=rank[1], rank_high=rank[2],
-        overall=st.score(st.overall, st.overall_ci, len(rows)),
+        overall=st.score(st.overall, st.overall_ci, len(st.scored)),
+        overall_all=st.score(st.overall_all, st.overall_all_ci, len(rows)),
         suite_scores={s: st.score(v, st.suite_ci.get(s), by_suite[s])
                       for s, v in sorted(st.suites.items(), key=lambda kv: suite_sort_key(kv[0]))},
         id_accuracy=macro_mean([r.id_accuracy for r in rows.values()]),
@@ -161,33 +180,37 @@ def _entry(eid: str, label: str, st: _EntryStats, c: Collected, key: str, group:
         n_ceiling=sum(r.status == "ceiling" for r in rows.values()),
         retention=board_value(gap_info("retention"), m, [r.retention for r in m]),
         horizon_factor=board_value(gap_info("horizon"), m, hz), n_horizon=len(hz),
-        d50_factor=d50f, n_d50=n_d50, n_d50_above=n_above,
+        d50_factor=d50f, d50_factor_high=d50h, n_d50=n_d50, n_d50_above=n_above,
         gaps={n: board_value(gap_info(n), *v) for n, v in gaps.items()},
         gaps_n={n: len(v[1]) for n, v in gaps.items()},
         analyses={n: board_value(analysis_info(n), *v) for n, v in analyses.items()},
-        analyses_n={n: len(v[1]) for n, v in analyses.items()}, n_tasks=len(rows),
+        analyses_n={n: len(v[1]) for n, v in analyses.items()}, analyses_floor_only=floor_only,
+        n_tasks=len(rows),
         card=ModelCard(
-            backend=res.model.backend, name=display_name(res.model.name), public_id=public_id(res),
-            revision=res.model.revision, weights_sha256=res.model.weights_sha256,
+            backend=res.model.backend, name=display_name(res.model.name),
+            weights_sha256=res.model.weights_sha256,
             dtype=res.model.dtype, device=res.model.device, seed=res.run.seed,
             limits_per_bucket=limits,
             config={**config_of(res),
                     "model": f"{res.model.backend}:{display_name(res.model.name)}"},
             harness_versions=sorted({r.res.harness.version for r in runs}),
             git_commits=sorted({x for r in runs if (x := r.res.harness.git_commit)}),
-            upstream=alias.upstream if alias else None, licence=alias.licence if alias else None),
+            **card_provenance(res)),  # public id, revision, alias upstream and weights source
     )
 
 
 def _ranks(group: Sequence[str], stats: Mapping[str, _EntryStats]
            ) -> dict[str, tuple[int, int, int]]:
-    point = {e: stats[e].overall for e in group}
+    # ranked by the off-floor score; a group with no task off the floor for all: the all-task one
+    off = any(stats[e].overall is not None for e in group)
+    point = {e: stats[e].overall if off else stats[e].overall_all for e in group}
     ranks = {}
     for e in group:
         v = point[e]
         better = sum(1 for o in group if v is not None and (w := point[o]) is not None and w > v)
         ranks[e] = better + 1 if v is not None else len(group)
-    cis = {e: ci for e in group if (ci := stats[e].overall_ci) is not None}
+    cis = {e: ci for e in group
+           if (ci := stats[e].overall_ci if off else stats[e].overall_all_ci) is not None}
     ranged = rank_ranges(cis) if len(cis) == len(group) and len(group) > 1 else {}
     return {e: (ranks[e], *ranged.get(e, (ranks[e], ranks[e]))) for e in group}
 
@@ -252,8 +275,13 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
         groups.setdefault(tuple(sorted(rows[e])), []).append(e)
     common = {e: set.intersection(*({n for n, r in rows[o].items() if r.gap is not None}
                                     for o in g_)) for g_ in groups.values() for e in g_}
-    stats = {e: _EntryStats(rows[e], {n: items[(e, n)] for n in rows[e]}, common[e])
-             for e in rows}
+    off_floor = {e: set.intersection(*({n for n, r in rows[o].items() if r.status != "floor"}
+                                       for o in g_)) for g_ in groups.values() for e in g_}
+    searched = {e: set.intersection(*({n for n, r in rows[o].items() if r.d50 is not None
+                                       and r.d50.status != "misfit"} for o in g_))
+                for g_ in groups.values() for e in g_}
+    stats = {e: _EntryStats(rows[e], {n: items[(e, n)] for n in rows[e]}, common[e],
+                            off_floor[e], searched[e]) for e in rows}
     ordered = sorted(groups, key=lambda g: (-len(g), g))
     gp = holm([stats[e].gap_p for e in sorted(rows)])
     gap_p = dict(zip(sorted(rows), gp, strict=True))
@@ -270,9 +298,11 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
     props = {(e, n): _role_props(rows[e][n], items[(e, n)]) for e, n in flat}
     ps = holm([task_gap_p(q) if rows[e][n].gap is not None and (q := props[(e, n)]) is not None
                else None for e, n in flat])
+    eps = holm([edge_p(rows[e][n], x.primary if (x := items[(e, n)]) is not None else None)
+                for e, n in flat])
     viewer: dict[tuple[str, str], list[SampleRecord]] = {}
-    for (e, n), p in zip(flat, ps, strict=True):
-        upd: dict[str, Any] = {"gap_p_holm": _r(p)}
+    for (e, n), p, ep in zip(flat, ps, eps, strict=True):
+        upd: dict[str, Any] = {"gap_p_holm": _r(p), "edge_p_holm": _r(ep)}
         if items[(e, n)] is not None:
             from harness.leaderboard.plots import task_file_stem
 

@@ -60,11 +60,16 @@ class ModelCard(_Model):
     git_commits: list[str]  # harness git commits of the merged runs (where known)
     upstream: str | None = _optional()  # a built-in alias's upstream model
     licence: str | None = _optional()  # a built-in alias's licence and the package's own
+    source_format: str | None = _optional()  # an alias's shipped GGUF and what ran (provenance)
+    upstream_file: str | None = _optional()  # "<hub repo>/<file>" weights_sha256 is the hash of
 
     @property
     def engine(self) -> str:
-        """Engine and weight type as the board names them (see :func:`engine_label`)."""
-        return engine_label(self.backend, self.dtype)
+        """Engine and weight type as the board names them (:func:`engine_label`); for a built-in
+        alias, the engine and its weights' source format ("hf Q4_1 GGUF (4-bit), dequantized to
+        float32")."""
+        return (f"{self.backend} {self.source_format}" if self.source_format
+                else engine_label(self.backend, self.dtype))
 
 
 class Score(_Model):
@@ -86,8 +91,11 @@ class Entry(_Model):
     rank: int  # point rank within its group (1 = best overall); ties share the smallest rank
     rank_low: int  # best rank within the group: 1 + entries whose overall CI lies above this one's
     rank_high: int  # worst rank: group size − entries whose overall CI lies below this one's
-    overall: Score  # mean of the suite scores
-    suite_scores: dict[str, Score]  # suite → mean task accuracy (every template pooled)
+    overall: Score  # mean of the suite scores over the tasks off the floor for every entry of
+    # the group (n_tasks: their count); the group is ranked by it
+    overall_all: Score | None = _optional()  # mean of the suite scores over every task
+    suite_scores: dict[str, Score]  # suite → mean task accuracy (every template pooled) over the
+    # suite's tasks off the floor for every entry of the group
     id_accuracy: float | None  # macro mean of the tasks' pooled ID accuracy
     ood_accuracy: float | None  # macro mean of the tasks' pooled OOD accuracy
     gap: float | None  # macro mean of the ID − OOD gaps over the group's common measured tasks
@@ -102,13 +110,16 @@ class Entry(_Model):
     retention: float | None  # mean OOD / mean ID over the measured tasks with both roles
     horizon_factor: float | None  # mean extrapolation horizon ×ID over the measured tasks
     n_horizon: int  # tasks the horizon mean covers
-    d50_factor: float | None = _optional()  # median d50 ×ID over tasks with a measured d50
-    n_d50: int | None = _optional()  # tasks with a horizon search (d50 measured or censored)
+    d50_factor: float | None = _optional()  # median d50 ×ID over the tasks searched for every
+    # entry of the group, censored ones counted where they lie: its lower bound
+    d50_factor_high: float | None = _optional()  # its upper bound (None: unbounded, "≥")
+    n_d50: int | None = _optional()  # tasks that median covers (d50 measured or censored)
     n_d50_above: int | None = _optional()  # of those, tasks still above the midpoint at the end
     gaps: dict[str, float | None] = _sparse()  # other registered gap → its value over the tasks
     gaps_n: dict[str, int] = _sparse()  # other registered gap → tasks with a value
     analyses: dict[str, float | None]  # analysis name → mean headline value over tasks having it
-    analyses_n: dict[str, int]  # analysis name → tasks with a value
+    analyses_n: dict[str, int]  # analysis name → tasks with a value (tasks off the floor)
+    analyses_floor_only: list[str] = _listed()  # analyses whose values all come from floor tasks
     n_tasks: int  # tasks the entry covers
     card: ModelCard  # model card
 
@@ -121,7 +132,11 @@ class SeedSuccess(_Model):
     threshold: float  # pooled ID accuracy that fits, pooled OOD accuracy that succeeds (0.9)
     succeeded: int  # fitted members whose pooled OOD accuracy reaches the threshold
     members: int  # members with OOD items on the task
-    fitted: int | None = None  # members whose pooled ID accuracy reaches the threshold
+    fitted: int | None = None  # members whose pooled ID accuracy and last ID bucket's (the
+    # ID edge) both reach the threshold: the members read for generalization
+    id_fitted: int | None = _optional()  # members whose pooled ID accuracy reaches it
+    format: str | None = _optional()  # the task format (prompt and answer) it was trained and
+    # tested on, where the caller knows it: contrasts compare families on one format only
     rate: float | None  # succeeded / fitted (None: no member fitted)
     ci_low: float | None  # Wilson 95% lower bound of the rate (fitted members as the trials)
     ci_high: float | None  # Wilson 95% upper bound
@@ -196,6 +211,7 @@ class HorizonCell(_Model):
     ci_high: float | None  # ... None: the interval runs past the range
     factor: float | None  # d50 / the largest ID difficulty
     edge: float  # the largest ID difficulty
+    range_lo: int = 1  # the smallest difficulty the search could try
     range_hi: int  # the largest difficulty the search could try
     range_end: str  # what set range_hi: spec, context or generator (older runs: output)
     top: float  # fitted easy-item accuracy
@@ -265,6 +281,7 @@ class TaskRow(_Model):
         default_factory=list, exclude_if=lambda v: not v)  # budget cut (answers/budget)
     edge: Split | None = None  # last ID bucket − first OOD bucket (measured reports)
     edge_buckets: str | None = None  # "ID label → OOD label" of the edge gap
+    edge_p_holm: float | None = _optional()  # Holm-adjusted p of edge = 0 over the board's edges
     exemplars: bool = True  # the task shows exemplars (False: the gap is a difficulty gap)
     difficulty: Split | None = None  # acc(ID) − acc(OOD | matched exemplars)
     shift: Split | None = None  # acc(OOD | matched) − acc(OOD | ID exemplars), paired
@@ -354,6 +371,17 @@ class Conflict(_Model):
     reason: str  # what differs
 
 
+class EntryPrecision(_Model):
+    """One entry's precision target and how many of its task rows meet it."""
+
+    entry: str  # Entry.id
+    target: float  # its rows' target half-width (the board's, or their --target-ci)
+    min_per_bucket: int  # items every bucket should have (0 for rows sized with --target-ci)
+    sized: bool  # its rows were sized with --target-ci (judged against their own half-width)
+    meeting: int  # its task rows that meet the target
+    rows: int  # its task rows
+
+
 class Precision(_Model):
     """The precision the board states, and how its tasks meet it."""
 
@@ -365,6 +393,7 @@ class Precision(_Model):
     worst: float | None = None  # the largest reach of any row's pooled ID or OOD interval
     worst_row: str | None = None  # "entry task role" of that row
     sized: list[str] = _listed()  # per entry with rows sized by --target-ci: what they meet
+    entries: list[EntryPrecision] = _listed()  # each entry's own target (board order)
 
 
 class BuildOptions(_Model):

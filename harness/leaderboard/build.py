@@ -37,6 +37,7 @@ from harness.leaderboard.paths import (
     swap_in,
 )
 from harness.leaderboard.plan import MIN_PER_BUCKET, TARGET
+from harness.leaderboard.precision import title_conflict
 from harness.leaderboard.site import Viewer
 
 
@@ -118,6 +119,8 @@ def build(paths: Sequence[Path], out: Path, title: str = "Leaderboard", samples:
     merged = board_from_runs(paths, title=title, samples=samples, gzip_samples=gzip_samples,
                      skip_invalid=skip_invalid, target=target,
                      min_per_bucket=min_per_bucket)
+    if (why := title_conflict(title, merged.board.precision)) is not None:
+        raise HarnessError(f"--title {title!r}: {why}")
     collected, samples_shown = merged.collected, merged.viewer
     comparisons, compare_copies = load_comparisons(compare)
     board = merged.board.model_copy(update={"build": BuildOptions(

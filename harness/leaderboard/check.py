@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,21 +92,49 @@ def rebuild_diff(board: Path, out: Path) -> list[str]:
     return sorted(diff)
 
 
-def rescore_board(board: Path, work: Path) -> int:
+def _swap_in(inputs: list[Path], runs: Sequence[Path]) -> list[Path]:
+    """``inputs`` with each of ``runs`` in place of the input of the same model and tasks (at
+    its position, so the build order holds); a run matching none is added at the end."""
+    def key(res: Path) -> tuple[str, tuple[str, ...]]:
+        try:
+            d = json.loads(res.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise HarnessError(f"{res}: cannot read: {e}") from None
+        return d["run"]["model"], tuple(sorted(t["task"] for t in d.get("tasks", [])))
+
+    out = list(inputs)
+    for run in runs:
+        res = run / "results.json" if run.is_dir() else run
+        if not res.is_file():
+            raise HarnessError(f"--run {run}: no results.json there")
+        at = [i for i, p in enumerate(out) if key(p) == key(res)]
+        for i in at:
+            out[i] = res
+        if not at:
+            out.append(res)
+    return list(dict.fromkeys(out))
+
+
+def rescore_board(board: Path, work: Path, title: str | None = None,
+                  runs: Sequence[Path] = ()) -> int:
     """Bring a board to this harness's statistics without asking any model: every run it
     carries is copied to ``work``, rescored from its samples (``harness rescore``), and the board
     is built again from the copies, in the order and with the options it records. Returns the
     number of runs rescored. The runs' answers are untouched; their numbers and names (the
-    results.json hash) are new."""
+    results.json hash) are new. ``title``: a new title (default: the recorded one); ``runs``:
+    newer runs that take the place of the board's runs of the same model and tasks (a task run
+    again, e.g. with a new answer budget)."""
     import shutil
 
     from harness.leaderboard.build import build
     from harness.run.rescore import rescore
 
-    inputs = board_inputs(board)
+    inputs = _swap_in(board_inputs(board), runs)
     if not inputs:
         raise HarnessError(f"{board}: carries no runs/*/*/results.json to rescore")
     opts = build_options(board)
+    if title is not None:
+        opts["title"] = title
     compare = work / "compare"
     shutil.copytree(board / "compare", compare) if (board / "compare").is_dir() else None
     opts["compare"] = [compare / Path(rel).name for rel in opts.get("compare", [])]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from harness.answers.budget import CUT_MATERIAL
 from harness.gaps.shift import MATCHED
@@ -19,7 +19,8 @@ def _cell(h: HorizonResult) -> HorizonCell:
         return None if x is None else r10(x)
 
     return HorizonCell(status=h.status, d50=r(h.d50), ci_low=r(h.lower), ci_high=r(h.upper),
-                       factor=r(h.factor), edge=h.edge, range_hi=h.range_hi,
+                       factor=r(h.factor), edge=h.edge, range_lo=h.range_lo,
+                       range_hi=h.range_hi,
                        range_end=h.range_end, top=r10(h.top), spread=r10(h.spread),
                        baseline=r10(h.baseline), items=h.items,
                        fixed_crossing=r(h.fixed_crossing), overdispersion=r10(h.overdispersion),
@@ -35,15 +36,37 @@ def horizon_cells(t: TaskResult, template: str) -> tuple[HorizonCell | None, Hor
     return (None if base is None else _cell(base), None if matched is None else _cell(matched))
 
 
-def entry_horizons(rows: Iterable[TaskRow]) -> tuple[float | None, int | None, int | None]:
-    """The median d50 ×ID over the tasks with a measured d50, the tasks searched and those
-    still above the midpoint at the end of their range (all None: no task was searched)."""
-    cells = [r.d50 for r in rows if r.d50 is not None]
-    if not cells:
-        return None, None, None
-    factors = [c.factor for c in cells if c.factor is not None]
-    median = r10(statistics.median(factors)) if factors else None
-    return median, len(cells), sum(c.status == "above" for c in cells)
+def _bounds(c: HorizonCell) -> tuple[float, float] | None:
+    """What a d50 cell says of the d50 ×ID factor, as (lower, upper) bounds: a measured d50 its
+    factor twice; "≥ max" from the range's end up; "≤ min" and floor (no level above the
+    baseline to fall from) from 0 to the smallest difficulty; a misfit nothing."""
+    if not c.edge or c.status == "misfit":
+        return None
+    if c.status == "measured" and c.factor is not None:
+        return c.factor, c.factor
+    if c.status == "above":
+        return c.range_hi / c.edge, math.inf
+    return 0.0, max(c.range_lo, 1) / c.edge
+
+
+def entry_horizons(rows: Mapping[str, TaskRow], common: Iterable[str] | None = None
+                   ) -> tuple[float | None, float | None, int | None, int | None]:
+    """The median d50 ×ID over the tasks searched for every entry of the group (``common``;
+    None: every task the entry searched), with censored tasks counted where they lie: the
+    median's lower and upper bounds (the medians of the tasks' bounds: equal where no
+    censored task decides it; upper None where it is unbounded), the tasks it covers and
+    those still above the midpoint at the end of their range (all None: no task searched)."""
+    names = [n for n, r in rows.items() if r.d50 is not None
+             and (common is None or n in set(common))]
+    bounds = [b for n in names if (c := rows[n].d50) is not None and (b := _bounds(c))]
+    if not names:
+        return None, None, None, None
+    above = sum(c.status == "above" for n in names if (c := rows[n].d50) is not None)
+    if not bounds:
+        return None, None, len(names), above
+    lo = statistics.median(b[0] for b in bounds)
+    hi = statistics.median(b[1] for b in bounds)
+    return r10(lo), None if math.isinf(hi) else r10(hi), len(names), above
 
 
 _g = format_difficulty
@@ -66,15 +89,26 @@ def d50_text(c: HorizonCell | None) -> str:
         return "misfit (no single fall)"
     assert c.d50 is not None and c.ci_low is not None
     hi = f"> {c.range_hi}" if c.ci_high is None else _g(c.ci_high)
+    # a limit past the smallest difficulty the search could try is open there, never below it
+    lo = f"< {c.range_lo}" if c.ci_low < c.range_lo else _g(c.ci_low)
     fac = "" if c.factor is None else f" ×{c.factor:.2f}"
-    return f"{_g(c.d50)} [{_g(c.ci_low)}, {hi}]{fac}{bound}"
+    return f"{_g(c.d50)} [{lo}, {hi}]{fac}{bound}"
 
 
-def entry_d50_text(factor: float | None, n: int | None, above: int | None) -> str:
-    """An entry's d50 summary: the median ×ID, with the tasks searched and those censored."""
+def entry_d50_text(factor: float | None, n: int | None, above: int | None,
+                   high: float | None = None) -> str:
+    """An entry's d50 summary: the median ×ID ("≥ 1.18" where tasks above their range decide
+    it, "1.02–1.18" between two bounds), with the tasks searched and those censored."""
     if not n:
         return "-"
-    med = "-" if factor is None else f"{factor:.2f}"
+    if factor is None:
+        med = "-"
+    elif high is None:
+        med = f"≥ {factor:.2f}"
+    elif high - factor > 1e-9:
+        med = f"{factor:.2f}–{high:.2f}"
+    else:
+        med = f"{factor:.2f}"
     return f"{med} ({n} tasks, {above or 0} ≥ max)"
 
 

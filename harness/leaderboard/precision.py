@@ -4,9 +4,10 @@ by ``harness eval --target-ci`` instead, which are judged against their own half
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from harness.leaderboard.board_file import Precision, TaskRow
+from harness.leaderboard.board_file import EntryPrecision, Precision, TaskRow
 from harness.leaderboard.plan import evaluated_buckets
 from harness.run.results import TaskResult
 from harness.scoring.intervals import reach
@@ -27,7 +28,60 @@ def precision(rows: Sequence[Row], target: float, min_per_bucket: int) -> Precis
                      short=[f"{e} {n}: {why}" for (e, n), why in misses.items()],
                      worst=None if worst is None else r10(worst[0]),
                      worst_row=None if worst is None else worst[1],
-                     sized=_sized(rows, misses, target, min_per_bucket))
+                     sized=_sized(rows, misses, target, min_per_bucket),
+                     entries=_per_entry(rows, misses, target, min_per_bucket))
+
+
+def _per_entry(rows: Sequence[Row], misses: dict[tuple[str, str], str], target: float,
+               min_per_bucket: int) -> list[EntryPrecision]:
+    """Each entry's target and the rows meeting it: the board's target, or for rows sized with
+    ``--target-ci`` their own half-width (an entry with both kinds of rows gets one line each)."""
+    groups: dict[tuple[str, float | None], list[str]] = {}
+    for e, n, _, _, sized in rows:
+        groups.setdefault((e, sized), []).append(n)
+    return [EntryPrecision(entry=e, target=target if h is None else h,
+                           min_per_bucket=min_per_bucket if h is None else 0, sized=h is not None,
+                           meeting=sum((e, n) not in misses for n in names), rows=len(names))
+            for (e, h), names in groups.items()]
+
+
+_TITLE_TARGET = re.compile(r"(?:±|\+-|\+/-)\s*(\d+(?:\.\d+)?)\s*(?:pts|points|%)?")
+
+
+def title_conflict(title: str, p: Precision) -> str | None:
+    """Why a board's title may not state the precision it states (None: it may): a title that
+    names one half-width (``±10 pts``) where an entry is judged against another."""
+    said = {float(m.group(1)) / 100 for m in _TITLE_TARGET.finditer(title)}
+    other = sorted({x.target for x in p.entries if all(abs(x.target - s) > 1e-9 for s in said)})
+    if not said or not other:
+        return None
+    return (f"it names ±{', ±'.join(f'{100 * s:g}' for s in sorted(said))} pts, but some "
+            f"entries are judged against ±{', ±'.join(f'{100 * t:g}' for t in other)} pts; "
+            "leave the precision out of the title (the board states each entry's own)")
+
+
+def target_words(p: EntryPrecision) -> str:
+    """An entry's target in a few words: "±10 pts, ≥ 30 items per bucket" or "±25 pts (sized
+    with --target-ci)"."""
+    return (f"±{100 * p.target:g} pts" + (" (sized with --target-ci)" if p.sized
+                                          else f", ≥ {p.min_per_bucket} items per bucket"))
+
+
+def entry_mark(p: Precision, entry: str) -> str:
+    """An entry's precision as a row mark: "±10: 30/34" (each of its targets)."""
+    return "; ".join(f"±{100 * x.target:g}: {x.meeting}/{x.rows}"
+                     for x in p.entries if x.entry == entry)
+
+
+def precision_words(p: Precision, labels: dict[str, str]) -> str:
+    """The board's precision statement, naming each entry's own target (``labels``: entry id →
+    display name); every surface of the board says it in these words."""
+    per = "; ".join(f"{labels.get(x.entry, x.entry)}: {x.meeting} of {x.rows} task rows within "
+                    f"{target_words(x)}" for x in p.entries)
+    worst = ("" if p.worst is None else
+             f" The widest reach is ±{100 * p.worst:.2f} points ({p.worst_row}).")
+    return ("Precision (pooled ID and OOD accuracy, 95%, the farther end of the interval), "
+            f"each entry against its own target: {per}.{worst}")
 
 
 def _evaluated(t: TaskResult) -> dict[str, str]:

@@ -67,7 +67,7 @@ def gap_title(name: str) -> str:
 
 def gap_head(name: str) -> str:
     """A gap column's header: its title and direction mark."""
-    return f"{gap_title(name)} {gap_arrow(name)}"
+    return " ".join(filter(None, (gap_title(name), gap_arrow(name))))
 
 
 def macro_mean(xs: Sequence[float | None]) -> float | None:

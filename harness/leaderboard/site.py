@@ -22,12 +22,14 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from harness.leaderboard.board_file import Leaderboard, TaskBoard, TaskRow
 from harness.leaderboard.charts import Bar, color, curve_svg, gap_bars_svg
+from harness.leaderboard.claims import baseline_shift
 from harness.leaderboard.collect import VIEWER_PER_BUCKET, display_name
 from harness.leaderboard.compare_pages import ComparePage
 from harness.leaderboard.families import MIN_FITTED, SUCCESS, seed_words
-from harness.leaderboard.horizons import d50_text, d50_title, d50_value
+from harness.leaderboard.horizons import d50_text, d50_title, d50_value, entry_d50_text
 from harness.leaderboard.paths import SafeWriter
 from harness.leaderboard.plots import task_file_stem
+from harness.leaderboard.precision import entry_mark, precision_words, target_words
 from harness.leaderboard.registered import (
     analysis_columns,
     analysis_title,
@@ -40,6 +42,7 @@ from harness.leaderboard.registered import (
     task_gap_columns,
 )
 from harness.leaderboard.scores import ALPHA
+from harness.scoring.floors import FLOOR_RULE
 from harness.scoring.records import SampleRecord
 
 _TEMPLATES = "templates"
@@ -90,8 +93,13 @@ def environment() -> SandboxedEnvironment:
                        garrow=gap_arrow, pval=_pval, stars=_stars, public=_public,
                        cellmap=lambda cells: {c.label: c for c in cells},
                        acell=lambda cells, name: next((c for c in cells if c.name == name), None))
-    env.filters.update(d50=d50_text, d50value=d50_value, d50title=d50_title)
+    env.filters.update(d50=d50_text, d50value=d50_value, d50title=d50_title,
+                       target_words=target_words,
+                       against=lambda r: baseline_shift(r) is not None,
+                       entry_d50=lambda e: entry_d50_text(e.d50_factor, e.n_d50, e.n_d50_above,
+                                                          e.d50_factor_high))
     env.globals["seed_words"] = seed_words
+    env.globals["floor_rule"] = FLOOR_RULE
     env.globals["seed_rule"] = {"success_pct": f"{100 * SUCCESS:g}", "min_fitted": MIN_FITTED}
     return env
 
@@ -133,6 +141,7 @@ def write_site(board: Leaderboard, out: Path, viewer: Viewer | None = None,
     rows: dict[tuple[str, str], TaskRow] = {(t.task, r.entry): r for t in board.tasks
                                             for r in t.rows}
     labels = {e.id: e.label for e in board.entries}
+    env.filters["precision_mark"] = lambda entry: entry_mark(board.precision, entry)
     common: dict[str, Any] = {"board": board, "png": png, "analyses": analyses,
                               "gaps": gap_columns(board), "labels": labels,
                               "comparisons": viewer.comparisons}
@@ -140,7 +149,8 @@ def write_site(board: Leaderboard, out: Path, viewer: Viewer | None = None,
                   for n, e in enumerate(board.entries)]
     files = [w.write_text("index.html", env.get_template("index.html").render(
         root="", rows=rows, gap_chart=gap_bars_svg(entry_bars, "mean ID − OOD gap"),
-        searched=any(e.n_d50 for e in board.entries), **common))]
+        searched=any(e.n_d50 for e in board.entries),
+        precision_text=precision_words(board.precision, labels), **common))]
     task_tpl = env.get_template("task.html")
     for t in board.tasks:
         task_analyses = sorted({a.name for r in t.rows for a in r.analyses})

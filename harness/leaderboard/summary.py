@@ -1,8 +1,9 @@
 """What a board says in sentences, generated from its leaderboard.json, never typed.
 
-``summary_md`` writes a board's headline table, its precision statement, which tasks fall at the
-ID edge and which only inside the ID range, and the difficulty + shift table of every task with
-exemplars. README and docs carry it between two marker lines::
+``summary_md`` writes a board's headline table, its precision statement (each entry against its
+own target), where each entry's significant falls lie (``leaderboard/claims``: at the ID edge, in
+the exemplars, inside the ID range, or explained by the baselines), and the difficulty + shift
+table of every task with exemplars. README and docs carry it between two marker lines::
 
     <!-- summary:BOARD:begin -->
     ...
@@ -20,6 +21,9 @@ from pathlib import Path
 
 from harness.files import write_blocks
 from harness.leaderboard.board_file import Entry, Leaderboard, Split, TaskRow
+from harness.leaderboard.claims import WORDS, baseline_shift, fall_kind
+from harness.leaderboard.precision import precision_words
+from harness.scoring.floors import FLOOR_RULE
 
 
 def _p(x: float | None) -> str:
@@ -42,35 +46,40 @@ def _names(tasks: Iterable[str]) -> str:
 
 
 def _headline(board: Leaderboard) -> list[str]:
-    out = ["| model | engine | overall % [95%] | "
+    out = ["| model | engine | overall % [95%] (off-floor tasks) | all tasks % | "
            + " | ".join(board.suites)
            + " | ID − OOD gap, pts [95%] (tasks) | floor | 1-answer | tasks |",
-           "|---|---|---|" + "---|" * len(board.suites) + "---|---|---|---|"]
+           "|---|---|---|---|" + "---|" * len(board.suites) + "---|---|---|---|"]
     for e in board.entries:
-        ov = e.overall
+        ov, oa = e.overall, e.overall_all
         overall = (f"{_p(ov.value)} [{_p(ov.ci_low)}, {_p(ov.ci_high)}]"
-                   if ov.ci_low is not None else _p(ov.value))
+                   if ov.ci_low is not None else _p(ov.value)) + f" ({ov.n_tasks})"
         suites = " | ".join(_p(e.suite_scores[s].value) if s in e.suite_scores else "-"
                             for s in board.suites)
         gap = ("-" if e.gap is None else
                f"{_p(e.gap)} [{_p(e.gap_ci_low)}, {_p(e.gap_ci_high)}] ({e.n_gap_tasks})")
-        out.append(f"| {e.label} | {e.card.engine} | {overall} | {suites} | {gap} | "
+        out.append(f"| {e.label} | {e.card.engine} | {overall} | "
+                   f"{'-' if oa is None else _p(oa.value)} | {suites} | {gap} | "
                    f"{e.n_floor} | {e.n_constant} | {e.n_tasks} |")
     return out
 
 
-def _edges(board: Leaderboard, e: Entry) -> str:
-    """Where the entry's measured gaps happen: at the ID edge, or only inside the ID range."""
-    by_task = {t.task: r for t in board.tasks for r in t.rows if r.entry == e.id}
-    at_edge = [n for n, r in by_task.items() if r.edge is not None and r.edge.ci_low > 0]
-    inside = [n for n, r in by_task.items()
-              if r.gap is not None and r.gap_ci_low is not None and r.gap_ci_low > 0
-              and r.edge is not None and r.edge.ci_low <= 0]
-    tasks = "task" if len(at_edge) == 1 else "tasks"
-    return (f"- {e.label}: a significant fall at the ID edge (last ID bucket − first OOD "
-            f"bucket, 95% interval above 0) on {len(at_edge)} {tasks} ({_names(at_edge)}); a "
-            f"significant pooled gap with no significant fall at the edge on {len(inside)} "
-            f"({_names(inside)}): accuracy that falls inside the ID range.")
+def _falls(board: Leaderboard, e: Entry) -> str:
+    """Where the entry's significant falls are, by the board's one rule per claim
+    (``leaderboard/claims``): at the ID edge, in the exemplars, inside the ID range, or
+    explained by the baselines."""
+    kinds = {t.task: k for t in board.tasks for r in t.rows
+             if r.entry == e.id and (k := fall_kind(r)) is not None}
+    parts = [f"{WORDS[k]}: {_names(n for n, x in kinds.items() if x == k)}"
+             for k in ("edge", "shift", "inside", "baseline") if k in kinds.values()]
+    return f"- {e.label}: " + ("; ".join(parts) if parts else "no fall the rules can place") + "."
+
+
+def _against(r: TaskRow, x: Split | None = None) -> str:
+    """`` (baselines ID b, OOD b')`` after a number the items' baselines explain as well."""
+    if baseline_shift(r, x) is None:
+        return ""
+    return f" (against the baselines: ID {_p(r.baseline)}, OOD {_p(r.ood_baseline)})"
 
 
 def _split_table(board: Leaderboard) -> list[str]:
@@ -85,10 +94,11 @@ def _split_table(board: Leaderboard) -> list[str]:
             elif r.gap is None:  # e.g. a task that evaluates one role (its own conditions)
                 out.append(f"| {t.task} | {label[r.entry]} | no ID − OOD gap | | |")
             elif r.difficulty is None or r.shift is None:
-                out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)} | no matched run | |")
+                out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)}{_against(r)} | no "
+                           "matched run | |")
             else:
-                out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)} | {_ci(r.difficulty)} "
-                           f"| {_ci(r.shift)} |")
+                out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)}{_against(r)} | "
+                           f"{_ci(r.difficulty)}{_against(r, r.difficulty)} | {_ci(r.shift)} |")
     return out
 
 
@@ -97,19 +107,19 @@ def summary_md(board: Leaderboard) -> str:
     p = board.precision
     no_ex = sorted({t.task for t in board.tasks if t.rows and not t.rows[0].exemplars})
     lines = [*_headline(board), "",
-             f"Precision: {p.tasks_meeting} of {p.task_rows} task rows have pooled ID and OOD "
-             f"accuracy within ±{100 * p.target:.0f} points (95%, the farther end of the "
-             "interval)" + (" or, for rows sized with --target-ci, within their own half-width"
-                            if p.sized else "")
-             + ("" if p.worst is None else
-                f"; the widest reaches ±{100 * p.worst:.2f} ({p.worst_row})") + "."
-             + "".join(f" Sized with --target-ci (judged against it): {s}." for s in p.sized),
-             "",
-             "Floor: pooled ID accuracy not above its baseline, the best constant answer's "
-             "score on the same items. 1-answer: tasks where one answer makes up at least 90% "
-             "of a bucket's or role's answers. The mean gap covers the tasks measured for every "
-             "entry of the group.", ""]
-    lines += [_edges(board, e) for e in board.entries]
+             "Overall and suite scores are means over the tasks off the floor for every entry of "
+             "the group (their count in brackets; a suite without one: -), so tasks where no "
+             "entry can be told from a constant answerer do not dilute them; the all-task mean "
+             "beside them. The gap is a measurement, not a merit: no column ranks by it.", "",
+             precision_words(p, {e.id: e.label for e in board.entries}), "",
+             f"{FLOOR_RULE[0].upper()}{FLOOR_RULE[1:]}. 1-answer: tasks where one answer "
+             "makes up at least 90% of a bucket's or role's answers. The mean gap covers the "
+             "tasks measured for every entry of the group.", ""]
+    lines += [f"Significant means after {board.correction} correction over every test of its "
+              "kind on the board (each task's ID − OOD gap; each task's edge gap). Where a "
+              "fall lies, by one rule each (docs/leaderboards.md, \"Claims\"); a task with a "
+              "significant gap and none of these is not placed:", ""]
+    lines += [_falls(board, e) for e in board.entries]
     lines += ["", f"Tasks without exemplars ({len(no_ex)}; their gap is a difficulty gap, with "
               f"no exemplar shift to control): {_names(no_ex)}.", "",
               "Gap = difficulty + shift, from the matched-exemplar control (OOD items answered "

@@ -19,9 +19,11 @@ from harness.leaderboard.board_file import (
     TaskBoard,
     TaskRow,
 )
+from harness.leaderboard.claims import baseline_shift
 from harness.leaderboard.families import seed_words
 from harness.leaderboard.horizons import d50_text, entry_d50_text
 from harness.leaderboard.paths import SafeWriter
+from harness.leaderboard.precision import entry_mark, precision_words
 from harness.leaderboard.registered import (
     analysis_columns,
     analysis_title,
@@ -33,6 +35,7 @@ from harness.leaderboard.registered import (
     task_gap_columns,
 )
 from harness.leaderboard.scores import ALPHA
+from harness.scoring.floors import FLOOR_RULE
 
 
 def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
@@ -44,7 +47,9 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
                                "engine": e.card.engine,
                                "public_id": e.card.public_id, "overall": e.overall.value,
                                "overall_ci_low": e.overall.ci_low,
-                               "overall_ci_high": e.overall.ci_high}
+                               "overall_ci_high": e.overall.ci_high,
+                               "overall_tasks": e.overall.n_tasks,
+                               "overall_all": e.overall_all.value if e.overall_all else None}
         for s in board.suites:
             sc = e.suite_scores.get(s)
             row[s] = sc.value if sc else None
@@ -60,7 +65,8 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
                     "retention": e.retention, "horizon_factor": e.horizon_factor,
                     "horizon_tasks": e.n_horizon})
         if any(x.n_d50 for x in board.entries):
-            row.update({"d50_factor": e.d50_factor, "d50_tasks": e.n_d50 or 0,
+            row.update({"d50_factor": e.d50_factor, "d50_factor_high": e.d50_factor_high,
+                        "d50_tasks": e.n_d50 or 0,
                         "d50_above": e.n_d50_above or 0})
         for g in gap_columns(board):
             row[g] = e.gaps.get(g)
@@ -69,14 +75,20 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
             row[a] = e.analyses.get(a)
             row[f"{a}_tasks"] = e.analyses_n.get(a, 0)
         row["n_tasks"] = e.n_tasks
+        row["precision"] = entry_mark(board.precision, e.id)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _against(r: TaskRow, part: Split | None = None) -> str:
+    """A mark after a gap (or split part) the items' baselines explain as well (claims)."""
+    return " (against the baselines)" if baseline_shift(r, part) is not None else ""
 
 
 def _gap_cell(r: TaskRow) -> str:
     if r.status != "measured":
         return r.status
-    return ci_text(r.gap, r.gap_ci_low, r.gap_ci_high) + star(r.gap_p_holm)
+    return ci_text(r.gap, r.gap_ci_low, r.gap_ci_high) + star(r.gap_p_holm) + _against(r)
 
 
 def split_cell(r: TaskRow, part: Split | None) -> str:
@@ -86,7 +98,8 @@ def split_cell(r: TaskRow, part: Split | None) -> str:
         return "no exemplars"
     if r.status != "measured":
         return r.status
-    return "-" if part is None else ci_text(part.value, part.ci_low, part.ci_high)
+    return "-" if part is None else ci_text(part.value, part.ci_low, part.ci_high) + _against(
+        r, part)
 
 
 def _cell_text(c: BucketCell) -> str:
@@ -130,7 +143,8 @@ def task_frame(task: TaskBoard, entries: list[Entry]) -> pd.DataFrame:
         if searched:
             row["d50 [95%] ×ID"] = d50_text(r.d50)
             if any(x.d50_matched for x in task.rows):
-                row["d50 matched exemplars"] = d50_text(r.d50_matched)
+                row["d50 matched exemplars (midpoint of its own easy-item level)"] = d50_text(
+                    r.d50_matched)
         for g in gaps:
             cell = r.gaps.get(g)
             row[gap_head(g)] = _measured(r, None if cell is None else cell.value)
@@ -210,13 +224,18 @@ def _display_main(board: Leaderboard) -> pd.DataFrame:
     for e in board.entries:
         rank = str(e.rank) if e.rank_low == e.rank_high else f"{e.rank_low}–{e.rank_high}"
         row = {"group": e.group + 1, "rank ↓": rank, "model": e.label, "engine": e.card.engine,
-               "overall % ↑": ci_text(e.overall.value, e.overall.ci_low, e.overall.ci_high)}
+               "overall % ↑ (off-floor tasks)":
+               f"{ci_text(e.overall.value, e.overall.ci_low, e.overall.ci_high)} "
+               f"({e.overall.n_tasks})",
+               "all tasks %": "-" if (oa := e.overall_all) is None else
+               f"{ci_text(oa.value, oa.ci_low, oa.ci_high)} ({oa.n_tasks})"}
         for s in board.suites:
             sc = e.suite_scores.get(s)
             row[f"{s} % ↑"] = "-" if sc is None else (
                 f"{ci_text(sc.value, sc.ci_low, sc.ci_high)} ({sc.n_tasks})")
         row.update({"ID % ↑": pct(e.id_accuracy), "OOD % ↑": pct(e.ood_accuracy),
-                    f"{gap_title('id_ood')} pts {gap_arrow('id_ood')} [95% CI]":
+                    " ".join(filter(None, (gap_title("id_ood"), "pts", gap_arrow("id_ood"),
+                                         "[95% CI]"))):
                     ci_text(e.gap, e.gap_ci_low, e.gap_ci_high) + star(e.gap_p_holm),
                     "gap tasks": str(e.n_gap_tasks),
                     "measured/floor/ceiling": f"{e.n_measured}/{e.n_floor}/{e.n_ceiling}",
@@ -225,13 +244,16 @@ def _display_main(board: Leaderboard) -> pd.DataFrame:
                     f"{gap_title('horizon')} ×ID {gap_arrow('horizon')}":
                     f"{num(e.horizon_factor)} ({e.n_horizon})"})
         if any(x.n_d50 for x in board.entries):
-            row["d50 ×ID (median)"] = entry_d50_text(e.d50_factor, e.n_d50, e.n_d50_above)
+            row["d50 ×ID (median)"] = entry_d50_text(e.d50_factor, e.n_d50, e.n_d50_above,
+                                                     e.d50_factor_high)
         for g in gap_columns(board):
             row[gap_head(g)] = f"{num(e.gaps.get(g))} ({e.gaps_n.get(g, 0)})"
         for a in analysis_columns(board):
             row[f"{analysis_title(a)} {arrow(a)}"] = (
+                "floor tasks only" if a in e.analyses_floor_only else
                 f"{num(e.analyses.get(a))} ({e.analyses_n.get(a, 0)})")
         row["tasks"] = str(e.n_tasks)
+        row["precision: target: rows meeting/rows"] = entry_mark(board.precision, e.id)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -244,29 +266,27 @@ def markdown(board: Leaderboard) -> str:
         lines += [md_text(f"**Stale against this checkout:** {len(board.stale_tasks)} of "
                           f"{len(board.tasks)} tasks ran with a spec that differs from today's "
                           f"task files ({', '.join(board.stale_tasks)}); rerun them."), ""]
-    worst = ("" if p.worst is None else
-             f" The widest reach is ±{100 * p.worst:.2f} points ({p.worst_row}).")
-    lines += [md_text(
-        f"Precision target: pooled ID and OOD accuracy within ±{100 * p.target:.0f} points "
-        f"(95%, the farther end of the interval) and at least {p.min_per_bucket} items per "
-        f"bucket; {p.tasks_meeting} of {p.task_rows} task rows meet it.{worst}"
-        + "".join(f" Sized with --target-ci (judged against it): {s}." for s in p.sized)), "",
+    lines += [md_text(precision_words(p, {e.id: e.label for e in board.entries})
+                      + f" Rows below their target: {len(p.short)}."), "",
         "Accuracies in %, with 95% score intervals (docs/statistics.md): a task's accuracy is "
         "the mean of its buckets' accuracies weighted by their samples, so overall and suite "
         "intervals combine every (task, bucket) stratum (MOVER). Overall: mean of the suite "
-        "scores; suite score: mean over its tasks of the accuracy over every sample (the count "
-        "of tasks in brackets). Entries are ranked within groups of entries that ran the same "
-        "tasks; a rank range runs from 1 + the entries whose overall interval lies wholly above "
+        "scores over the tasks off the floor for every entry of the group (their count in "
+        "brackets; the all-task mean beside it); suite score: mean over those of its tasks of "
+        "the accuracy over every sample (the count of tasks in brackets). Entries are ranked "
+        "within groups of entries that ran the same tasks; a rank range runs from 1 + the "
+        "entries whose overall interval lies wholly above "
         "to the group size − those wholly below. Gap: mean over the tasks where it is "
-        "measured for every entry of the group (their count: gap tasks; floor: pooled ID not "
-        "above its baseline, the score of the best constant answer on the same items; "
+        "measured for every entry of the group (their count: gap tasks; "
+        f"{FLOOR_RULE}; "
         "ceiling: both roles at 100%; both counted, never averaged); * significant after "
         f"{board.correction} correction. 1-answer tasks: tasks where one answer makes up at "
         "least 90% of a bucket's or role's answers. Per task, the edge gap is last ID bucket "
         "− first OOD bucket, and gap = difficulty + shift splits the ID − OOD gap with the "
         "matched-exemplar control (OOD items answered again with exemplars from their own "
         "bucket; docs/statistics.md). "
-        "↑ higher is better, ↓ lower is better. Cells show n (items). Generated by "
+        "↑ higher is better, ↓ lower is better; the gap is a measurement, not a merit, and "
+        "has no direction. Cells show n (items). Generated by "
         f"genharness {board.harness_version} (`harness leaderboard build`).", "",
         markdown_table(_display_main(board)), ""]
     if board.families:

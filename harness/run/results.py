@@ -31,7 +31,7 @@ from harness.spec.task import TaskSpec
 SCHEMA_VERSION = 3  # 3: baselines, floor and answer concentration per bucket; edge gap; shift
 T = TypeVar("T")
 _LIBRARIES = ("genharness", "pydantic", "jinja2", "numpy", "torch", "transformers", "tokenizers",
-              "gguf", "accelerate", "datasets", "vllm")
+              "gguf", "accelerate", "datasets", "vllm", "llama-cpp-python")
 
 
 class _Model(BaseModel):

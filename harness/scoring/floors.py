@@ -30,6 +30,11 @@ from harness.scoring.aggregates import RoleAggregate, not_above
 from harness.scoring.report import TemplateReport
 from harness.scoring.stats import wilson_interval
 
+# the floor rule in words: every surface that states it (board prose, pages) says this
+FLOOR_RULE = ("floor: the Wilson 95% lower bound of the pooled ID accuracy (over every template) "
+              "is not above the item baseline, the larger of the leave-one-out constant "
+              "answer's score and the guessing level on the same items")
+
 
 def _id(r: TemplateReport) -> RoleAggregate | None:
     return next((x for x in r.roles if x.role == "ID" and x.n > 0), None)

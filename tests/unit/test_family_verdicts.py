@@ -1,6 +1,7 @@
 """The rule that reads a family's seeds (``harness.leaderboard.families``): only seeds that fit
 the ID range count, the extent walks outward from the ID edge, and a contrast's verdict is one of
-reproduced / direction only / not reproduced / not testable, never more than the seeds show."""
+reproduced / direction only / not reproduced / not testable (or not comparable across formats:
+tests/unit/test_reference_verdicts.py), never more than the seeds show."""
 
 from __future__ import annotations
 
@@ -56,10 +57,11 @@ def test_too_few_fitted_seeds_make_a_family_not_testable() -> None:
 
 
 def test_contrast_verdicts() -> None:
-    extends = seed_success([seed(1.0, 1, 1, 1)] * 5, AXIS)
-    edge_only = seed_success([seed(1.0, 0.97, 0.2, 0.0)] * 5, AXIS)
-    fails = seed_success([seed(1.0, 0.0, 0.0, 0.0)] * 5, AXIS)
-    unfit = seed_success([seed(0.5, 0.0, 0.0, 0.0)] * 5, AXIS)
+    fmt = "letters → letters"  # every family here on one format
+    extends = seed_success([seed(1.0, 1, 1, 1)] * 5, AXIS, fmt)
+    edge_only = seed_success([seed(1.0, 0.97, 0.2, 0.0)] * 5, AXIS, fmt)
+    fails = seed_success([seed(1.0, 0.0, 0.0, 0.0)] * 5, AXIS, fmt)
+    unfit = seed_success([seed(0.5, 0.0, 0.0, 0.0)] * 5, AXIS, fmt)
     assert extends and edge_only and fails and unfit
     verdict, ci = contrast_verdict(extends, fails)
     # 5 of 5 against 0 of 5: MOVER on exact limits, lower end 1 - hypot(1 - l, u) with
@@ -71,6 +73,6 @@ def test_contrast_verdicts() -> None:
     assert contrast_verdict(extends, unfit) == ("not testable (ID not learned)", None)
     assert contrast_verdict(unfit, fails) == ("not testable (ID not learned)", None)
     # one seed: too few to read, however well it does
-    one = seed_success([seed(1.0, 1, 1, 1)], AXIS)
+    one = seed_success([seed(1.0, 1, 1, 1)], AXIS, fmt)
     assert one is not None and one.verdict == "not testable (too few seeds: 1, 3 needed)"
     assert contrast_verdict(one, fails) == ("not testable (too few seeds)", None)

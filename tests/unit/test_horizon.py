@@ -237,7 +237,7 @@ def test_the_board_shows_d50_with_its_curve_and_copies_the_search_samples(
 def test_a_board_without_searches_keeps_its_columns() -> None:
     from harness.leaderboard.horizons import d50_text, entry_d50_text, entry_horizons
 
-    assert entry_horizons([]) == (None, None, None)
+    assert entry_horizons({}) == (None, None, None, None)
     assert d50_text(None) == "-" and entry_d50_text(None, None, None) == "-"
 
 

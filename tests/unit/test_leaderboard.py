@@ -131,7 +131,8 @@ def test_written_files(tmp_path: Path) -> None:
     long = pd.read_csv(out / "buckets.csv")
     assert len(long) == 4 + 4 + 2
     md = (out / "leaderboard.md").read_text()
-    assert "| 2 | 1 | beta | hf float32 | 90.0 | 90.0 (1) | - |" in md
+    # overall over the tasks off the floor for both (beta ran one), then the all-task mean
+    assert "| 2 | 1 | beta | hf float32 | 90.0 (1) | 90.0 (1) | 90.0 (1) | - |" in md
     # alpha's gap: the mean of its two tasks' gaps, (60 [40, 80] + 50 [30, 70]) / 2, with the
     # MOVER interval of that mean from results.json's own intervals (no samples needed)
     half = 100 * math.hypot(0.1, 0.1)
@@ -268,7 +269,7 @@ def test_gap_columns_come_from_the_gaps_metadata() -> None:
     from harness.gaps.registry import board_info
     from harness.leaderboard.registered import gap_better, gap_columns, gap_head, gap_title
 
-    assert gap_title("id_ood") == "gap" and gap_better("id_ood") == "low"
+    assert gap_title("id_ood") == "gap" and gap_better("id_ood") == "none"
     assert gap_head("retention") == "retention ↑" and gap_head("horizon") == "horizon ↑"
     assert [board_info(n).headline for n in ("id_ood", "retention", "horizon")] == [0, 1, 2]
     assert board_info("retention").board == "role_ratio" and board_info("horizon").board == "mean"

@@ -100,9 +100,12 @@ def test_floor_shows_no_gap_and_is_counted(tmp_path: Path) -> None:
         in page
     assert "floor" in (out / "leaderboard.md").read_text()
     alpha = next(e for e in data["entries"] if e["label"] == "alpha")
-    # item-level bootstrap interval around the overall score (20 items: 7 right)
-    assert alpha["overall"]["value"] == pytest.approx(0.35)
-    assert alpha["overall"]["ci_low"] < 0.35 < alpha["overall"]["ci_high"]
+    # the one task is at the floor for beta: no task is off the floor for both entries, so the
+    # headline score has none (issue 46) and the group is ranked by the all-task score, whose
+    # interval is the item-level one around it (20 items: 7 right)
+    assert alpha["overall"]["value"] is None and alpha["overall"]["n_tasks"] == 0
+    assert alpha["overall_all"]["value"] == pytest.approx(0.35)
+    assert alpha["overall_all"]["ci_low"] < 0.35 < alpha["overall_all"]["ci_high"]
     assert alpha["rank_low"] == 1 and beta["rank_high"] == 2
     [pair] = data["tasks"][0]["pairs"]  # same items: a sign test over items, Holm-adjusted
     assert (pair["a_better"], pair["b_better"], pair["n_items"]) == (7, 0, 20)

@@ -62,7 +62,8 @@ def test_a_sized_row_is_judged_against_its_own_target(tmp_path: Path) -> None:
     copy = tmp_path / "board" / src["sized"].path.replace("results.json", "rounds.json")
     assert json.loads(copy.read_text()) == rounds
     text = (tmp_path / "board" / "leaderboard.md").read_text()
-    assert "Sized with --target-ci (judged against it): sized: 1 task rows" in text
+    assert "sized: 1 of 1 task rows within ±25 pts (sized with --target-ci)" in text
+    assert "plain: " in text and "task rows within ±10 pts, ≥ 30 items per bucket" in text
     assert "sized with --target-ci" in (tmp_path / "board" / "index.html").read_text()
     assert rebuild_diff(tmp_path / "board", tmp_path / "again") == []
 

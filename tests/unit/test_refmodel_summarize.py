@@ -30,7 +30,9 @@ def _run(root: Path, task: str, fam: str, seed: int, id_acc: float, ood: list[fl
                for i, (b, r, a) in enumerate(accs)]
     out = root / task / f"{fam}-s{seed}" / "results.json"
     out.parent.mkdir(parents=True)
-    out.write_text(json.dumps({"tasks": [{"templates": [{"buckets": buckets, "gaps": {}}]}]}))
+    run = {"tasks": [task.replace("_", "/", 1)], "templates": ["compact"]}  # a declared format
+    out.write_text(json.dumps({"run": run,
+                               "tasks": [{"templates": [{"buckets": buckets, "gaps": {}}]}]}))
     return out
 
 
@@ -43,7 +45,8 @@ def test_contrast_verdicts_count_only_seeds_that_fit(tmp_path: Path) -> None:
     files = {("reference_copy_unique", "rope"): uniq, ("reference_copy_repeat", "rope"): rep}
     [_, _, row] = mod.contrast_lines(files)
     # all-OOD success 0 of 5 each; at the first OOD bucket 5 of 5 against 0 of 5
-    assert row.endswith("| 0 [-52, 52] pts | **direction only (extent 1.12× the edge)** |")
+    assert row.endswith("| same (letters → letters) | 0 [-52, 52] pts | "
+                        "**direction only (extent 1.12× the edge)** |")
     assert "copy_unique rope: 5 of 5 fit; all OOD 0, edge 5 of 5; extent 9" in row
     assert "copy_repeat rope: 5 of 5 fit; all OOD 0, edge 0 of 5; extent 8" in row
     # a family whose seeds do not fit the ID range makes no generalization contrast
@@ -60,17 +63,15 @@ def test_contrast_verdicts_count_only_seeds_that_fit(tmp_path: Path) -> None:
 
 
 def test_the_docs_tables_are_summarizes_output() -> None:
-    """docs/reference-models.md quotes the families and the verdicts as summarize.py prints
-    them from the committed runs, never typed."""
+    """docs/reference-models.md quotes the families, the verdicts, the runs left out and the
+    negative control's per-seed tables as summarize.py prints them from the committed runs,
+    never typed."""
     mod = _summarize()
     root = ROOT / "leaderboards" / "reference"
-    files: dict[tuple[str, str], list[Path]] = {}
-    for res in sorted(root.glob("*/*-s*/results.json")):
-        files.setdefault((res.parent.parent.name, res.parent.name.rsplit("-s", 1)[0]),
-                         []).append(res)
     doc = (ROOT / "docs" / "reference-models.md").read_text(encoding="utf-8")
-    for name, lines in (("families", mod.family_table(files)),
-                        ("contrasts", mod.contrast_lines(files))):
+    blocks = mod.doc_blocks(root, mod.runs_of(root))
+    assert set(blocks) == {"families", "contrasts", "left-out", "control-seeds"}
+    for name, body in blocks.items():
         start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
         assert start in doc and end in doc, name
-        assert doc.split(start, 1)[1].split(end, 1)[0] == "\n".join(lines), name
+        assert doc.split(start, 1)[1].split(end, 1)[0] == body, name

@@ -56,6 +56,25 @@ MAX_LENGTH_CAP = 8192  # as hf: the default max_length is the model's context, a
 # how results label a shipped 4-bit file run as it is (bench/RESULTS.md: 16-20% of the greedy
 # texts on a sample of the board's tasks differ from the same weights at full precision)
 CHANGES_ANSWERS = " (shipped 4-bit weights: changes answers)"
+# the engine's distribution: its version is results.json ``environment.libraries``'s, never the
+# model's ``revision`` (results before that put "llama-cpp-python 0.3.36" there)
+ENGINE = "llama-cpp-python"
+
+
+def recorded_engine(model: dict[str, Any]) -> str | None:
+    """A recorded model's engine: its ``engine``, or for an older ``llamacpp:`` result the
+    engine version it recorded as its revision."""
+    rev = model.get("revision")
+    if model.get("engine") is None and isinstance(rev, str) and rev.startswith(f"{ENGINE} "):
+        return rev
+    engine = model.get("engine")
+    return engine if isinstance(engine, str) else None
+
+
+def model_revision(revision: str | None) -> str | None:
+    """A recorded ``model.revision`` as a model revision: None for the engine version an older
+    ``llamacpp:`` result recorded there (``"llama-cpp-python 0.3.36"``), which names no model."""
+    return None if revision is not None and revision.startswith(f"{ENGINE} ") else revision
 
 
 def _positive(args: Args, key: str, least: int) -> int | None:
@@ -114,7 +133,8 @@ class LlamaCppModel(LocalLM):
             backend="llamacpp",
             name=name,
             path=weights.path,
-            revision=f"llama-cpp-python {getattr(llama_cpp, '__version__', '?')}",
+            revision=None,  # a local GGUF file has none
+            engine=f"{ENGINE} {getattr(llama_cpp, '__version__', '?')}",
             weights_sha256=weights.sha256,
             dtype=_file_type(llama_cpp, self._engine.meta("general.file_type"))
             + (CHANGES_ANSWERS if weights.changes_answers else ""),
