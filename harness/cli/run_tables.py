@@ -241,9 +241,13 @@ def horizon_text(h: HorizonResult, unit: str) -> str:
         return f"none: {misfit_text(h)}"
     assert h.d50 is not None and h.lower is not None
     upper = f"> {h.range_hi}" if h.upper is None else format_difficulty(h.upper)
+    # "inside the ID range" only where the whole interval lies below the last ID value
+    # (leaderboard/claims): a point estimate below it is not evidence enough
+    inside = h.upper is not None and h.upper < h.edge
     fac = "" if h.factor is None else f" = {h.factor:.2f}× the ID edge {h.edge:g}" + (
-        ", inside the ID range" if h.factor < 1 else "")
-    d50, lower = format_difficulty(h.d50), format_difficulty(h.lower)
+        ", inside the ID range (the whole interval below the edge)" if inside else "")
+    d50 = format_difficulty(h.d50)
+    lower = f"< {h.range_lo}" if h.lower < h.range_lo else format_difficulty(h.lower)
     return f"{d50} {unit}{fac}  95% interval [{lower}, {upper}]"
 
 

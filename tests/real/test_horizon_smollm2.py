@@ -30,8 +30,8 @@ def test_copy_prints_d50_and_the_same_seed_prints_it_again(tmp_path: Path) -> No
     first = _eval(tmp_path, "a")
     assert first.returncode == 0, first.stderr
     (line,) = LINE.findall(first.stdout)
-    assert re.match(r"(\S+ length = [\d.]+× the ID edge 8(, inside the ID range)?  95% "
-                    r"interval \[\S+, \S+\]"
+    assert re.match(r"(\S+ length = [\d.]+× the ID edge 8(, inside the ID range \(the "
+                    r"whole interval below the edge\))?  95% interval \[[^,\]]+, \S+\]"
                     r"|≥ 64 length|none \(the ID level)", line), line
     res = json.loads((tmp_path / "a" / "results.json").read_text())
     (h,) = res["tasks"][0]["horizons"]

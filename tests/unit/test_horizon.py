@@ -261,8 +261,14 @@ def test_a_fall_inside_the_id_range_is_called_so(tmp_path: Path) -> None:
     res = run(tmp_path, ScriptedLM(copier(4)))
     (h,) = res.tasks[0].horizons
     assert h.status == "measured" and h.d50 is not None and h.d50 < 8
+    assert h.upper is not None and h.upper < 8
     (line,) = horizon_lines(res.tasks[0])
-    assert "× the ID edge 8, inside the ID range  95% interval [" in line
+    assert ("× the ID edge 8, inside the ID range (the whole interval below the edge)  95% "
+            "interval [") in line
+    # a point estimate below the edge whose interval reaches past it says nothing of the kind
+    wide = h.model_copy(update={"upper": 9.5})
+    (line,) = horizon_lines(res.tasks[0].model_copy(update={"horizons": [wide]}))
+    assert "inside the ID range" not in line and "× the ID edge 8  95% interval [" in line
 
 
 def test_a_searched_template_prints_one_horizon_the_d50(tmp_path: Path) -> None:
