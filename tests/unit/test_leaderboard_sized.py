@@ -87,3 +87,40 @@ def test_a_rounds_file_of_another_run_is_one_line(tmp_path: Path) -> None:
     (sized / "rounds.json").write_text("{}")
     with pytest.raises(HarnessError, match=r"rounds\.json: not a --target-ci rounds file"):
         build([sized], tmp_path / "board", png=False)
+
+
+def test_a_title_naming_one_target_is_refused_when_entries_differ(tmp_path: Path) -> None:
+    sized = _run(tmp_path, "sized", 0.25, 16)
+    plain = _run(tmp_path, "plain", None, 8)
+    with pytest.raises(HarnessError, match=r"--title .*names ±10 pts, but some entries are "
+                                           r"judged against ±25 pts"):
+        build([plain, sized], tmp_path / "board", png=False, title="Two models at +-10 pts")
+    assert not (tmp_path / "board").exists()  # nothing written
+
+
+def test_rescore_takes_a_new_title_and_a_newer_run_in_place_of_the_old(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from harness.leaderboard.inputs import load_leaderboard
+
+    old = _run(tmp_path, "plain", None, 8)
+    other = _run(tmp_path, "other", None, 8)
+    build([old, other], tmp_path / "board", png=False, title="Before")
+    before = load_leaderboard(tmp_path / "board" / "leaderboard.json")
+    n_before = next(r.n_items for t in before.tasks for r in t.rows if r.entry == "plain")
+    newer = _run(tmp_path / "again", "plain", None, 12)  # the same model and task, more items
+    r = subprocess.run([sys.executable, "-m", "harness", "leaderboard", "rescore",
+                        str(tmp_path / "board"), "--title", "After", "--run", str(newer)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    board = load_leaderboard(tmp_path / "board" / "leaderboard.json")
+    assert board.title == "After" and board.build is not None and board.build.title == "After"
+    # the newer run took the old one's place (first), the other entry's run kept its own
+    assert [s.entry for s in board.sources] == ["plain", "other"]
+    row = next(r for t in board.tasks for r in t.rows if r.entry == "plain")
+    assert row.n_items == n_before * 12 // 8  # 12 items per bucket now, not 8
+    bad = subprocess.run([sys.executable, "-m", "harness", "leaderboard", "rescore",
+                          str(tmp_path / "board"), "--run", str(tmp_path / "nowhere")],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "--run" in bad.stderr and "Traceback" not in bad.stderr
