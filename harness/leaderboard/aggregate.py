@@ -28,6 +28,7 @@ from harness.leaderboard.board_file import (
     TemplateInfo,
 )
 from harness.leaderboard.claims import edge_p
+from harness.leaderboard.claims import off_floor as off_floor_row
 from harness.leaderboard.collect import (
     VIEWER_PER_BUCKET,
     Collected,
@@ -275,7 +276,7 @@ def assemble(c: Collected, title: str, target: float, min_per_bucket: int,
         groups.setdefault(tuple(sorted(rows[e])), []).append(e)
     common = {e: set.intersection(*({n for n, r in rows[o].items() if r.gap is not None}
                                     for o in g_)) for g_ in groups.values() for e in g_}
-    off_floor = {e: set.intersection(*({n for n, r in rows[o].items() if r.status != "floor"}
+    off_floor = {e: set.intersection(*({n for n, r in rows[o].items() if off_floor_row(r)}
                                        for o in g_)) for g_ in groups.values() for e in g_}
     searched = {e: set.intersection(*({n for n, r in rows[o].items() if r.d50 is not None
                                        and r.d50.status != "misfit"} for o in g_))

@@ -28,6 +28,7 @@ from typing import Literal
 
 from harness.leaderboard.board_file import BucketCell, Split, TaskRow
 from harness.leaderboard.scores import ALPHA
+from harness.scoring.aggregates import not_above
 from harness.scoring.intervals import Proportion, diff_interval, p_value, proportion
 from harness.scoring.records import SampleRecord
 
@@ -77,6 +78,18 @@ def baseline_shift(row: TaskRow, split: Split | None = None) -> float | None:
         return None
     shift = row.ood_baseline - row.baseline
     return shift if abs(shift) > max(value - lo, hi - value) else None
+
+
+def off_floor(row: TaskRow) -> bool:
+    """Whether a row's task counts towards the headline scores: not at the floor, and where its
+    primary report evaluates no ID items (a task whose conditions ask only OOD buckets, such
+    as SGR's), its pooled OOD accuracy credibly above the OOD items' baseline by the same test
+    (the floor rule has no ID accuracy to judge there)."""
+    if row.status == "floor":
+        return False
+    if row.n_id or row.ood_accuracy is None or row.ood_baseline is None or not row.n_ood:
+        return True
+    return not not_above(row.ood_accuracy * row.n_ood, row.n_ood, row.ood_baseline)
 
 
 def _in_exemplars(row: TaskRow) -> bool:

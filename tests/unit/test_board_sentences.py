@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
 
 from harness.leaderboard.board_file import Leaderboard, TaskRow
 from harness.leaderboard.claims import WORDS, edge_p
@@ -131,6 +132,17 @@ def test_every_significant_fall_survives_holm(name: str) -> None:
             assert c is not None and c.ci_high is not None and c.ci_high < c.edge, (label, task)
 
 
+def _off(r: TaskRow) -> bool:
+    """Off the floor: not at it, and a task without ID items credibly above its OOD baseline
+    (the Wilson lower bound, here from statsmodels)."""
+    if r.status == "floor":
+        return False
+    if r.n_id or r.ood_accuracy is None or r.ood_baseline is None or not r.n_ood:
+        return True
+    lo, _ = proportion_confint(round(r.ood_accuracy * r.n_ood), r.n_ood, method="wilson")
+    return bool(round(lo, 10) > round(r.ood_baseline, 10))
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_overall_is_over_the_tasks_off_the_floor_for_every_entry(name: str) -> None:
     b = _board(name)
@@ -140,7 +152,7 @@ def test_overall_is_over_the_tasks_off_the_floor_for_every_entry(name: str) -> N
     for e in b.entries:
         mine = {t.task for t in b.tasks for r in t.rows if r.entry == e.id}
         off = {t.task for t in b.tasks if t.task in mine and all(
-            r.status != "floor" for r in t.rows if r.entry in by_group[e.group])}
+            _off(r) for r in t.rows if r.entry in by_group[e.group])}
         assert e.overall.n_tasks == len(off), e.label
         assert e.overall_all is not None and e.overall_all.n_tasks == len(mine)
         acc = {t.task: r.accuracy for t in b.tasks for r in t.rows

@@ -133,3 +133,14 @@ def test_a_d50_interval_past_the_range_is_printed_open() -> None:
     text = d50_text(_cell("measured", 2.28, 0.384, 6.96, edge=4.0))
     assert text.startswith("2.28 [< 1, 6.96]")
     assert d50_text(_cell("measured", 30.0, 20.0, None)).startswith("30 [20, > 64]")
+
+
+def test_a_task_without_id_items_counts_only_above_its_ood_baseline() -> None:
+    from harness.leaderboard.claims import off_floor
+
+    sgr = dict(n_id=0, id_accuracy=None, gap=None, gap_ci_low=None, gap_ci_high=None,
+               n_ood=48, ood_baseline=0.04)
+    assert not off_floor(_row(**sgr, ood_accuracy=0.0))  # math_sgr for a model at the floor
+    assert off_floor(_row(**sgr, ood_accuracy=0.5))
+    assert not off_floor(_row(status="floor"))
+    assert off_floor(_row())  # ID items: the floor rule's status decides
