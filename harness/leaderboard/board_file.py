@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from harness.leaderboard.board_base import _listed, _Model, _optional, _sparse
+from harness.leaderboard.board_cells import AnalysisCell as AnalysisCell
+from harness.leaderboard.board_cells import BucketCell as BucketCell
+from harness.leaderboard.board_cells import BucketInfo as BucketInfo
+from harness.leaderboard.board_cells import GapCell as GapCell
+from harness.leaderboard.board_cells import HorizonCell as HorizonCell
+from harness.leaderboard.board_cells import MetricCells as MetricCells
+from harness.leaderboard.board_cells import Split as Split
 
 LEADERBOARD_SCHEMA_VERSION = 5  # 5: baselines, edge gap, difficulty + shift, common tasks
 LEADERBOARD_KIND = "genharness-leaderboard"
@@ -22,25 +31,6 @@ def engine_label(backend: str, dtype: str | None) -> str:
     engine column and the cost table's ``engine``)."""
     return f"{backend} {dtype}" if dtype else backend
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-def _optional() -> Any:
-    """A field that is None by default and left out of leaderboard.json while None."""
-    return Field(None, exclude_if=lambda value: value is None)
-
-
-def _listed() -> Any:
-    """A list field that is empty by default and left out of leaderboard.json while empty."""
-    return Field(default_factory=list, exclude_if=lambda value: not value)
-
-
-def _sparse() -> Any:
-    """A mapping field that is empty by default and left out of leaderboard.json while empty (a
-    board without registered gaps beyond the built-in three keeps its bytes)."""
-    return Field(default_factory=dict, exclude_if=lambda value: not value)
 
 
 class ModelCard(_Model):
@@ -160,88 +150,6 @@ class FamilyRow(_Model):
     overall_max: float | None  # highest member overall score
     task_stats: dict[str, list[float | None]]  # task → [mean, sd, min, max] of member accuracy
     success: dict[str, SeedSuccess] = {}  # task with OOD buckets → members that generalize
-
-
-class BucketInfo(_Model):
-    """One bucket of a task's difficulty axis."""
-
-    label: str  # bucket label, e.g. "7" or "6-10"
-    index: int  # position on the difficulty axis
-    role: str  # "ID" or "OOD"
-    lo: float  # smallest difficulty value
-    hi: float  # largest (per-value) or exclusive upper edge (ranges)
-
-
-class BucketCell(_Model):
-    """Accuracy of one entry in one bucket."""
-
-    label: str  # bucket label
-    n: int  # scored samples
-    accuracy: float | None  # accuracy; None when the bucket is empty
-    ci_low: float | None  # Wilson 95% lower bound
-    ci_high: float | None  # Wilson 95% upper bound
-    baseline: float | None = None  # best constant answer's score on the bucket's items
-    floor: bool | None = None  # the accuracy is not above that baseline
-    constant: bool = False  # one answer makes up most of the model's answers here
-    cut: float | None = Field(None, exclude_if=lambda v: v is None)  # share stopped on budget
-    budget_bound: bool = Field(False, exclude_if=lambda v: not v)  # lost ones: answers/budget
-
-
-class MetricCells(_Model):
-    """Another metric of a task's ``scoring.metrics`` for one entry (primary report)."""
-
-    buckets: list[BucketCell]  # per-bucket score, in bucket order (no baselines: the primary's)
-    roles: list[BucketCell]  # pooled ID then OOD (label: the role)
-
-
-class Split(_Model):
-    """An estimate with its 95% interval (the difficulty + shift split, the edge gap)."""
-
-    value: float  # the estimate (accuracy points as a fraction)
-    ci_low: float  # 95% lower bound
-    ci_high: float  # 95% upper bound
-
-
-class HorizonCell(_Model):
-    """d50 of one entry on one task, from the adaptive horizon search (``--horizon``)."""
-
-    status: str  # measured, above ("≥ max"), below ("≤ min"), floor or misfit (no single fall)
-    d50: float | None  # where accuracy falls halfway from the ID level to the item baseline
-    ci_low: float | None  # 95% credible limits (measured only) ...
-    ci_high: float | None  # ... None: the interval runs past the range
-    factor: float | None  # d50 / the largest ID difficulty
-    edge: float  # the largest ID difficulty
-    range_lo: int = 1  # the smallest difficulty the search could try
-    range_hi: int  # the largest difficulty the search could try
-    range_end: str  # what set range_hi: spec, context or generator (older runs: output)
-    top: float  # fitted easy-item accuracy
-    spread: float  # the fall's width in ln-difficulty units (to draw the fitted curve)
-    baseline: float  # the item baseline
-    items: int  # search answers
-    fixed_crossing: float | None  # where the fixed buckets' curve crosses the same midpoint
-    overdispersion: float = 0.0  # fitted intra-class correlation of a batch (posterior mean)
-    shapes: list[float] = []  # posterior weight of each fall shape (normal, late, early)
-    fit_p: float | None = None  # the check round's p-value (misfit below 0.01)
-    accuracies: list[tuple[float, float, int]] = []  # (difficulty, accuracy, answered) tried
-    lost: float = Field(0.0, exclude_if=lambda v: not v)  # answers lost to the budget (share)
-
-
-class AnalysisCell(_Model):
-    """A task-level analysis of one entry (compositionality gap, SGR, CPS, effective length, …)."""
-
-    name: str  # analysis name
-    value: float | None  # headline value
-    ci_low: float | None  # lower 95% bound, where defined
-    ci_high: float | None  # upper 95% bound, where defined
-    n: int  # items the value rests on
-
-
-class GapCell(_Model):
-    """One registered gap beyond the built-in three (results.json ``gaps.extra``) on one task."""
-
-    value: float | None  # its ``value``
-    ci_low: float | None  # its ``ci_low``, where it has one
-    ci_high: float | None  # its ``ci_high``, where it has one
 
 
 class TaskRow(_Model):
