@@ -385,3 +385,18 @@ def test_the_level_is_reported_and_recomputed(tmp_path: Path) -> None:
 
     spec = TaskSpec.model_validate(res.tasks[0].spec)
     assert recomputed(h, fixed, searched, build_buckets(spec.buckets, spec.roles)) == h
+
+
+def test_a_searched_task_times_each_span_once(tmp_path: Path) -> None:
+    """The search is model time: before, it was also taken off the preparation (negative) and
+    added to the scoring (a published run said prepare -739 s, score 740 s)."""
+    import time
+
+    def slow(prompt: str) -> str:
+        time.sleep(0.002)  # the search's calls dominate the task's time
+        return copier(4)(prompt)
+
+    res = run(tmp_path, ScriptedLM(slow))
+    t = {k.split(".", 1)[1]: v for k, v in res.timings.items() if k.startswith(COPY + ".")}
+    assert min(t["prepare_s"], t["model_s"], t["score_write_s"]) >= 0, t
+    assert t["prepare_s"] + t["model_s"] + t["score_write_s"] <= res.timings["total_s"] + 0.01
