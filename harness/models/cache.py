@@ -63,6 +63,15 @@ def model_key(identity: ModelIdentity) -> str:
     return json.dumps(fields, sort_keys=True, separators=(",", ":"))
 
 
+def legacy_model_key(identity: ModelIdentity) -> str | None:
+    """The model key a ``llamacpp:`` response was stored under before ``ModelIdentity.engine``:
+    the engine version in ``revision`` (None for any other model). The cache reads those rows
+    too, so answers stored by an older harness are not asked again."""
+    if identity.backend != "llamacpp" or identity.engine is None or identity.revision is not None:
+        return None
+    return model_key(identity.model_copy(update={"revision": identity.engine, "engine": None}))
+
+
 def _request_json(method: str, req: object, occurrence: int) -> str:
     body: dict[str, Any] = {"method": method, **dataclasses.asdict(req)}  # type: ignore[call-overload]
     if occurrence:
@@ -120,6 +129,7 @@ class CachedLM(WrapperLM):
         self.cache = cache
         self.stats = CacheStats()
         self._model = model_key(inner.identity)
+        self._legacy = legacy_model_key(inner.identity)
 
     def _call(
         self,
@@ -142,6 +152,10 @@ class CachedLM(WrapperLM):
             keys.append(ResponseCache.key(self._model, texts[-1]))
         before = self.cache.rejected
         stored = self.cache.get_many(keys)
+        if self._legacy is not None:  # rows an older harness stored (see legacy_model_key)
+            old = {ResponseCache.key(self._legacy, t): k for k, t in zip(keys, texts, strict=True)
+                   if k not in stored}
+            stored.update({old[k]: text for k, text in self.cache.get_many(list(old)).items()})
         decoded: dict[str, Res] = {}
         undecodable = []
         for k, text in stored.items():

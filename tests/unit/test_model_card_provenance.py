@@ -8,6 +8,7 @@ the "trained again" note of the reproduce line is for weights trained here only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -189,3 +190,33 @@ def test_the_response_cache_keys_on_the_engine_version() -> None:
     assert model_key(a) != model_key(a.model_copy(update={"engine": "llama-cpp-python 0.4.0"}))
     hf = ModelIdentity(backend="hf", name="a/b", revision="r1", weights_sha256="3" * 64)
     assert "engine" not in model_key(hf)  # the keys of engines that record none are as they were
+
+
+def test_answers_an_older_harness_cached_for_llamacpp_are_still_found(tmp_path: Path) -> None:
+    """Older runs stored llama.cpp answers under the engine version as the model's revision;
+    after the version moved to ``engine`` the cache reads those rows too, asking nothing."""
+    from harness.models.cache import CachedLM, ResponseCache, legacy_model_key, model_key
+    from harness.requests import GenerateRequest
+    from harness.testing import ScriptedLM
+
+    new = QWEN.model_copy(update={"revision": None, "engine": "llama-cpp-python 0.3.36"})
+
+    class Qwen(ScriptedLM):
+        @property
+        def identity(self) -> ModelIdentity:
+            return new
+
+    inner = Qwen("asked")
+    cache = ResponseCache(tmp_path)
+    legacy = legacy_model_key(new)
+    assert legacy == model_key(QWEN)  # exactly the key the old records made
+    req = GenerateRequest(prompt="Count from 1 to 3.\nOutput:", max_tokens=8)
+    text = json.dumps({"method": "generate", **dataclasses.asdict(req)}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False)
+    cache.put(ResponseCache.key(legacy, text), legacy, "generate", text,
+              json.dumps({"text": " 1 2 3", "n_tokens": 3}))
+    lm = CachedLM(inner, cache)
+    [got] = lm.generate([req])
+    assert got.text == " 1 2 3" and lm.stats.hits == 1 and inner.prompts == []
+    assert legacy_model_key(QWEN) is None  # an old identity is its own key
+    assert legacy_model_key(ModelIdentity(backend="hf", name="a", engine="x")) is None
