@@ -296,10 +296,12 @@ def test_index_renders_sorts_and_escapes(browser: DevTools, site: Path) -> None:
     browser.drain()
     assert browser.evaluate("document.querySelectorAll('#leaderboard thead th')[3]"
                             ".getAttribute('aria-sort')") == "descending"
-    # the gap column: lower is better, so its first press sorts ascending
+    # the gap column: a measurement, not a merit (no direction mark, never "better" either
+    # way), so its first press sorts ascending as a neutral order
     gap = browser.evaluate("Array.from(document.querySelectorAll('#leaderboard thead th'))"
-                           ".findIndex(th => th.dataset.better === 'low' && "
-                           "th.textContent.startsWith('gap'))")
+                           ".findIndex(th => th.dataset.better === 'none' && "
+                           "th.textContent.trim() === 'gap')")
+    assert gap > 0
     browser.evaluate(f"document.querySelectorAll('#leaderboard thead th button')[{gap}].click()")
     assert browser.evaluate(f"document.querySelectorAll('#leaderboard thead th')[{gap}]"
                             ".getAttribute('aria-sort')") == "ascending"
