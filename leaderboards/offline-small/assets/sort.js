@@ -2,7 +2,8 @@
 //
 // A header of a table.sortable holds a <button> (reachable with Tab, pressed with Enter or
 // Space). The first press sorts best first: descending where th[data-better=high], ascending
-// where lower is better (data-better=low) or for text; the next press reverses. Cells sort by
+// where lower is better (data-better=low), for a measurement with no better direction
+// (data-better=none: a gap) or for text; the next press reverses. Cells sort by
 // their data-value (numbers for th[data-type=num]); empty values always sort last. The sort
 // state is kept in the URL fragment (#sort=TABLE-ID:COLUMN:asc|desc), so a link or a reload
 // shows the same order.
@@ -53,7 +54,8 @@
   }
   function firstAscending(th) {
     if (th.getAttribute("data-type") !== "num") { return true; }
-    return th.getAttribute("data-better") === "low";
+    var better = th.getAttribute("data-better");
+    return better === "low" || better === "none";
   }
   function initTables() {
     var tables = document.querySelectorAll("table.sortable");
