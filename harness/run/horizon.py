@@ -50,30 +50,29 @@ def horizon_path(output_dir: Path, task: str) -> Path:
     return output_dir / "samples" / f"{task}.horizon.jsonl"
 
 
-def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0
-                 ) -> tuple[int, str]:
-    """The largest difficulty the search may try up to ``top`` (default ``horizon.max``), and
-    what sets it (spec, limit, cap, generator, context): candidates above ``past`` are probed
-    from the top down, one item each. The answer budget never ends the range: it grows with
-    the targets (``answers/budget``), up to what the context leaves."""
+def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0,
+                 cond: Condition | None = None) -> tuple[int, str]:
+    """The largest difficulty the search of ``cond`` (default: the unnamed condition) may try
+    up to ``top`` (default ``horizon.max``), and what sets it (spec, limit, cap, generator,
+    context): candidates above ``past`` are probed from the top down, one item each under
+    every template, with the condition's own exemplars (a matched control's grow with the
+    difficulty). The answer budget never ends the range: it grows with the targets
+    (``answers/budget``), up to what the context leaves after each prompt."""
     h = plan.spec.horizon
     assert h is not None
     top = top or h.max
-    ctx, tpl0, base = model.context_length(), plan.templates[0], plan.base
+    ctx = model.context_length()
     reason = "spec" if top == h.max else "limit" if top == h.limit else "cap"
     for d in reversed([d for d in candidate_difficulties(h.min, top) if d > past]):
         try:
-            item = plan.at(d, 1, stream="probe")[0]
+            probes = [p for tpl in plan.templates
+                      for p in plan.prepared_at(d, 1, tpl, cond, stream="probe")]
         except (ItemError, HarnessError):
             reason = "generator"
             continue
-        p = plan.prepare(tpl0, base, item, budget=plan.budget(tpl0, [item]))
-        if ctx is not None:
-            used = model.count_tokens(p.prompt)
-            need = model.count_tokens(p.target) if p.max_tokens is not None else 0
-            if used is not None and used + (need or 0) > ctx:
-                reason = "context"
-                continue
+        if ctx is not None and not all(_fits(model, p, ctx) for p in probes):
+            reason = "context"
+            continue
         return d, (("spec" if top == h.max else "limit" if top == h.limit else "cap")
                    if d == top else reason)
     if past:
@@ -82,8 +81,16 @@ def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0
                        f"(the generator's budget or the model's context)")
 
 
-def widening(plan: RunPlan, model: LM, ends: list[tuple[int, str]], items: int
-             ) -> Callable[[HorizonSearch], int]:
+def _fits(model: LM, p: Prepared, ctx: int) -> bool:
+    """Whether ``p``'s prompt and its target's tokens fit the context (a token kept for a BOS;
+    unknown counts fit)."""
+    used = model.count_tokens(p.prompt)
+    need = model.count_tokens(p.target) if p.max_tokens is not None else 0
+    return used is None or used + (need or 0) + 1 <= ctx
+
+
+def widening(plan: RunPlan, model: LM, ends: list[tuple[int, str]], items: int,
+             cond: Condition | None = None) -> Callable[[HorizonSearch], int]:
     """``run_search``'s ``extend``: a search still above its midpoint at the end of its range,
     where the task's range (not the context, the generator or ``horizon.limit``) ended it,
     goes on over a range ``WIDEN`` times wider, with ``items`` more answers; ``ends`` holds
@@ -98,7 +105,7 @@ def widening(plan: RunPlan, model: LM, ends: list[tuple[int, str]], items: int
         top = hi * WIDEN if h.limit is None else min(hi * WIDEN, h.limit)
         if top <= hi:
             return 0
-        wider, reason = usable_range(plan, model, top, past=hi)
+        wider, reason = usable_range(plan, model, top, past=hi, cond=cond)
         if wider <= hi:
             ends.append((hi, reason))
             return 0
@@ -153,8 +160,9 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
     spec = plan.spec
     h = spec.horizon
     assert h is not None
-    hi, end = usable_range(plan, model)
-    baseline = _baseline(spec, plan.prepared_at(hi, BASELINE_ITEMS, stream="baseline"))
+    ranges = {plan.base.id: usable_range(plan, model)}  # condition → (range end, what sets it)
+    baseline = _baseline(spec, plan.prepared_at(ranges[plan.base.id][0], BASELINE_ITEMS,
+                                                stream="baseline"))
     budget = cfg.horizon_items or h.items
     used: dict[int, int] = defaultdict(int)  # difficulty → search items drawn so far (task-wide)
     out = []
@@ -163,6 +171,9 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
         for cond in plan.conditions:
             if cond.id == MATCHED and not any(r.condition == MATCHED for r in fixed):
                 continue  # the control did not run (no measurable gap to split)
+            if cond.id not in ranges:  # a matched control's exemplars may end it sooner
+                ranges[cond.id] = usable_range(plan, model, cond=cond)
+            hi, end = ranges[cond.id]
             search = HorizonSearch(h.min, hi, baseline, edge=plan.edge)
             for d, (c, n) in sorted(id_answers.items()):
                 search.add(d, c, n)
@@ -189,7 +200,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
             ends = [(hi, end)]
             more = max(h.round_items, budget // 2 // h.round_items * h.round_items)
             est = run_search(search, ask, budget, h.round_items, math.log(h.precision),
-                             extend=widening(plan, model, ends, more))
+                             extend=widening(plan, model, ends, more, cond))
             curve = fixed_curve(fixed, tpl.id, cond.id, plan.buckets)
             points = [(int(d), c - before.get(d, (0.0, 0))[0], n - before.get(d, (0.0, 0))[1])
                       for d, (c, n) in sorted(search.tried.items())]

@@ -185,7 +185,19 @@ class RunPlan:
                 self._budgets[key] = self.budget(tpl, (
                     i for i in self.inst.items if i.bucket.index == item.bucket.index))
             budget = self._budgets[key]
-        return p if budget is None else replace(p, max_tokens=budget)
+        if budget is None:
+            return p
+        room = self.room(p)  # this prompt, exemplars and chat turns included
+        return replace(p, max_tokens=budget if room is None else max(1, min(budget, room)))
+
+    def room(self, p: Prepared) -> int | None:
+        """The tokens the model's context leaves after ``p``'s prompt (a token kept for the
+        BOS the backend may add; the prompt's UTF-8 bytes where the token counter is unknown);
+        None where the context is unknown. A budget past it would make the backend cut the
+        prompt from the left: exemplars, or the question itself, the model would not see."""
+        if self.context is None:
+            return None
+        return self.context - target_tokens(p.prompt, self.count_tokens) - 1
 
     def budget(self, tpl: TemplateSpec, items: Iterable[Instance], floor: int | None = None
                ) -> int | None:
@@ -216,8 +228,8 @@ class RunPlan:
         if p.max_tokens is None:
             return None
         grown = 2 * p.max_tokens if self.cap is None else min(2 * p.max_tokens, self.cap)
-        if self.context is not None:
-            grown = min(grown, self.context - target_tokens(p.prompt, self.count_tokens))
+        if (room := self.room(p)) is not None:
+            grown = min(grown, room)
         return replace(p, max_tokens=grown) if grown > p.max_tokens else None
 
     def bucket_at(self, d: int) -> Bucket:

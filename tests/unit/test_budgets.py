@@ -209,10 +209,21 @@ def test_the_search_raises_the_budget_of_an_answer_it_cut(tmp_path: Path) -> Non
     assert h.lost >= CUT_MATERIAL and h.lost == sum(r.cut for r in recs) / len(recs)
     assert all(len(r.calls) == 1 and r.calls[0].max_tokens <= 300 for r in recs)
     assert "budget-bound" in "\n".join(horizon_lines(res.tasks[0]))
-    # a context that ends the range: the search says so, not the budget
-    res = _search(tmp_path, Wordy(100), "walled")
+    # a context that ends the range: the search says so, not the budget; no budget reaches
+    # past what its own prompt (exemplars included) leaves of the context, so the answers of
+    # this model (two tokens a letter) that the context cannot hold are cut and counted lost
+    model = Wordy(100)
+    asked: list[tuple[str, int]] = []
+    answer = model.generate
+    model.generate = lambda reqs, on_done=None: (  # type: ignore[method-assign]
+        asked.extend((r.prompt, r.max_tokens) for r in reqs) or answer(reqs, on_done))
+    res = _search(tmp_path, model, "walled")
     (h,) = res.tasks[0].horizons
-    assert h.status == "above" and h.range_end == "context" and h.lost == 0.0
+    recs = read_samples(tmp_path / "walled" / h.samples_file)
+    assert h.range_end == "context" and h.lost == sum(r.cut for r in recs) / len(recs) > 0
+    fit = [(len(p.split()), n) for p, n in asked if len(p.split()) + 2 <= 100]
+    assert fit and all(used + n + 1 <= 100 for used, n in fit)  # (a fixed item's prompt can
+    # fill the context alone: its budget is then 1)
 
 
 def first_of(r: SampleRecord) -> int:

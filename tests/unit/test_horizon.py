@@ -146,6 +146,32 @@ def test_the_context_ends_the_range_and_says_so(tmp_path: Path) -> None:
     assert h.status == "above"
 
 
+class Recording(ShortContext):
+    """A short-context model that keeps every request's prompt and answer budget."""
+
+    def __init__(self, answer: object, context: int) -> None:
+        super().__init__(answer, context)
+        self.asked: list[tuple[str, int]] = []
+
+    def generate(self, requests, on_done=None):  # type: ignore[no-untyped-def]
+        self.asked += [(r.prompt, r.max_tokens) for r in requests]
+        return super().generate(requests, on_done)
+
+
+def test_a_matched_control_searches_only_as_far_as_its_exemplars_fit(tmp_path: Path) -> None:
+    """A matched control's exemplars grow with the difficulty: its search ends where they and
+    the question no longer fit the context (not at the unnamed condition's end), and no
+    request's answer budget reaches past what its own prompt leaves of the context (the
+    backend would cut the prompt from the left)."""
+    model = Recording(copier(20), 400)  # a fall past the ID range: the control runs
+    res = run(tmp_path, model, "matched", matched_control=True)
+    by = {h.condition: h for h in res.tasks[0].horizons}
+    assert set(by) == {"", "matched"}
+    assert (by[""].range_hi, by[""].range_end) == (64, "spec")
+    assert by["matched"].range_end == "context" and 20 < by["matched"].range_hi < 64
+    assert model.asked and all(len(p.split()) + n + 1 <= 400 for p, n in model.asked)
+
+
 def test_a_fall_past_the_tasks_range_is_found_by_widening(tmp_path: Path) -> None:
     """A copier that holds to 150 letters, on a task whose range ends at 64: the search goes
     on past 64 and its interval holds the fall; the rounds it recorded recompute it."""
