@@ -6,6 +6,7 @@ documented limits, and the answers a fixed design needs for the same precision.
     .venv/bin/python bench/horizon_sim.py --write-doc docs/statistics.md
     .venv/bin/python bench/horizon_sim.py --budget 20 --id-items 8 --runs 200  # a sized row
     .venv/bin/python bench/horizon_sim.py --cost-only --write-doc docs/statistics.md  # before/after
+    .venv/bin/python bench/horizon_sim.py --limits-only --write-doc docs/statistics.md  # a limit added
 
 Settings run in ``--jobs`` processes (default 2), one setting a task; the results do not depend
 on how many.
@@ -121,6 +122,28 @@ def cost_table(before: dict[str, Any], after: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def limits_only(jobs: int, doc: Path | None) -> None:
+    """The limits again, their rows, table and cost recorded under ``limits_run`` of the
+    existing ``horizon_sim.json`` (every other number in it stays the full run's: the
+    settings are seeded, so a full run gives the same rows)."""
+    import json
+    from multiprocessing import Pool
+
+    path = ROOT / "bench" / "results" / "horizon_sim.json"
+    data = json.loads(path.read_text())
+    t0 = time.perf_counter()
+    with Pool(jobs) as pool:
+        limits = pool.map(_cover, [(s, UNSEEN_RUNS, BUDGET, ID_ITEMS) for s in LIMITS])
+    data["limits"] = [c.record() for c in limits]
+    data["limits_table"] = limits_md = table(limits)
+    data["limits_run"] = {"machine": machine(), "seconds": time.perf_counter() - t0,
+                          "command": "bench/horizon_sim.py --limits-only"}
+    print(limits_md)
+    write_result("horizon_sim", data)
+    if doc:
+        write_doc(ROOT / doc if not doc.is_absolute() else doc, {"horizon-limits": limits_md})
+
+
 def main() -> None:
     from multiprocessing import Pool
 
@@ -134,7 +157,12 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="processes")
     ap.add_argument("--cost-only", action="store_true",
                     help="only write the before/after table from the two result files")
+    ap.add_argument("--limits-only", action="store_true",
+                    help="run the limits again (a row added), keeping the rest of the file")
     args = ap.parse_args()
+    if args.limits_only:
+        limits_only(args.jobs, args.write_doc)
+        return
     if args.cost_only:
         import json
 

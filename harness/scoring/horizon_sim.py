@@ -137,6 +137,8 @@ UNSEEN = (
 LIMITS = (  # what the search does not protect against (docs/statistics.md names them)
     Setting("a dip at the ID edge, a recovery, then the fall", 60, 0.3, 0.9, 0.0, curve="dip",
             lean=6.0),
+    Setting("a dip a third of the way below the fall, a recovery, then the fall", 100, 0.3, 0.9,
+            0.0, curve="dip", lean=3.0),
     Setting("low on the ID range, a rise past it, then the fall", 60, 0.3, 0.9, 0.0,
             curve="rise", lean=6.0),
     Setting("one draw per difficulty for every round, ICC 0.1", 25, 0.5, 0.9, 0.0, icc=0.1,
