@@ -6,7 +6,7 @@ documented limits, and the answers a fixed design needs for the same precision.
     .venv/bin/python bench/horizon_sim.py --write-doc docs/statistics.md
     .venv/bin/python bench/horizon_sim.py --budget 20 --id-items 8 --runs 200  # a sized row
     .venv/bin/python bench/horizon_sim.py --cost-only --write-doc docs/statistics.md  # before/after
-    .venv/bin/python bench/horizon_sim.py --limits-only --write-doc docs/statistics.md  # a limit added
+    .venv/bin/python bench/horizon_sim.py --limits-only --write-doc docs/statistics.md  # limits
 
 Settings run in ``--jobs`` processes (default 2), one setting a task; the results do not depend
 on how many.

@@ -80,6 +80,16 @@ def baseline_shift(row: TaskRow, split: Split | None = None) -> float | None:
     return shift if abs(shift) > max(value - lo, hi - value) else None
 
 
+def against_baselines(row: TaskRow, split: Split | None = None) -> str:
+    """`` (against the baselines: ID b, OOD b')`` after a gap (or split part) the items'
+    baselines explain as well (``baseline_shift``), in points; empty where they do not."""
+    if baseline_shift(row, split) is None:
+        return ""
+    assert row.baseline is not None and row.ood_baseline is not None
+    return (f" (against the baselines: ID {100 * row.baseline:.1f}, "
+            f"OOD {100 * row.ood_baseline:.1f})")
+
+
 def off_floor(row: TaskRow) -> bool:
     """Whether a row's task counts towards the headline scores: not at the floor, and where its
     primary report evaluates no ID items (a task whose conditions ask only OOD buckets, such

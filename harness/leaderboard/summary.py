@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness.files import write_blocks
 from harness.leaderboard.board_file import Entry, Leaderboard, Split, TaskRow
-from harness.leaderboard.claims import WORDS, baseline_shift, fall_kind
+from harness.leaderboard.claims import WORDS, against_baselines, fall_kind
 from harness.leaderboard.precision import precision_words
 from harness.scoring.floors import FLOOR_RULE
 
@@ -75,13 +75,6 @@ def _falls(board: Leaderboard, e: Entry) -> str:
     return f"- {e.label}: " + ("; ".join(parts) if parts else "no fall the rules can place") + "."
 
 
-def _against(r: TaskRow, x: Split | None = None) -> str:
-    """`` (baselines ID b, OOD b')`` after a number the items' baselines explain as well."""
-    if baseline_shift(r, x) is None:
-        return ""
-    return f" (against the baselines: ID {_p(r.baseline)}, OOD {_p(r.ood_baseline)})"
-
-
 def _split_table(board: Leaderboard) -> list[str]:
     label = {e.id: e.label for e in board.entries}
     out = ["| task | model | gap = | difficulty + | shift (pts, 95%) |", "|---|---|---|---|---|"]
@@ -94,11 +87,12 @@ def _split_table(board: Leaderboard) -> list[str]:
             elif r.gap is None:  # e.g. a task that evaluates one role (its own conditions)
                 out.append(f"| {t.task} | {label[r.entry]} | no ID − OOD gap | | |")
             elif r.difficulty is None or r.shift is None:
-                out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)}{_against(r)} | no "
+                out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)}{against_baselines(r)} | no "
                            "matched run | |")
             else:
-                out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)}{_against(r)} | "
-                           f"{_ci(r.difficulty)}{_against(r, r.difficulty)} | {_ci(r.shift)} |")
+                out.append(f"| {t.task} | {label[r.entry]} | {_gap(r)}{against_baselines(r)} | "
+                           f"{_ci(r.difficulty)}{against_baselines(r, r.difficulty)} "
+                           f"| {_ci(r.shift)} |")
     return out
 
 

@@ -19,7 +19,7 @@ from harness.leaderboard.board_file import (
     TaskBoard,
     TaskRow,
 )
-from harness.leaderboard.claims import baseline_shift
+from harness.leaderboard.claims import against_baselines
 from harness.leaderboard.families import seed_words
 from harness.leaderboard.horizons import d50_text, entry_d50_text
 from harness.leaderboard.paths import SafeWriter
@@ -80,15 +80,10 @@ def leaderboard_frame(board: Leaderboard) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _against(r: TaskRow, part: Split | None = None) -> str:
-    """A mark after a gap (or split part) the items' baselines explain as well (claims)."""
-    return " (against the baselines)" if baseline_shift(r, part) is not None else ""
-
-
 def _gap_cell(r: TaskRow) -> str:
     if r.status != "measured":
         return r.status
-    return ci_text(r.gap, r.gap_ci_low, r.gap_ci_high) + star(r.gap_p_holm) + _against(r)
+    return ci_text(r.gap, r.gap_ci_low, r.gap_ci_high) + star(r.gap_p_holm) + against_baselines(r)
 
 
 def split_cell(r: TaskRow, part: Split | None) -> str:
@@ -98,8 +93,9 @@ def split_cell(r: TaskRow, part: Split | None) -> str:
         return "no exemplars"
     if r.status != "measured":
         return r.status
-    return "-" if part is None else ci_text(part.value, part.ci_low, part.ci_high) + _against(
-        r, part)
+    if part is None:
+        return "-"
+    return ci_text(part.value, part.ci_low, part.ci_high) + against_baselines(r, part)
 
 
 def _cell_text(c: BucketCell) -> str:
