@@ -15,8 +15,9 @@ answers and replays, stay as they were)
 length than the reference does. Where the model's token counter is unknown (a server without a
 tokenize route) a target counts one token per UTF-8 byte: byte-level and byte-fallback
 vocabularies never need more, so the estimate errs towards room. Where the model's context is
-known, the budget is at most what the longest question leaves of it (a model whose context
-is shorter than ``max_tokens`` gets what fits).
+known, each item's budget is at most what its own prompt, exemplars included, leaves of it
+(``RunPlan.room``; a model whose context is shorter than ``max_tokens`` gets what fits), so
+no backend cuts a prompt from the left.
 
 An answer that **stopped on the budget** (as many new tokens as the request allowed) is
 recorded as ``cut`` in its sample; a cut answer is **lost to the budget** when it scored below
@@ -46,7 +47,7 @@ def target_tokens(text: str, count: CountTokens | None) -> int:
 def answer_budget(floor: int, longest: int, margin: float = 1.0, room: int | None = None) -> int:
     """The answer budget of items whose longest target has ``longest`` tokens (see module):
     ``floor`` is the task's ``max_tokens``, ``margin`` its ``budget_margin``, ``room`` the
-    tokens the model's context leaves after the longest prompt (None: unknown)."""
+    most it may be (the run's cap, or what a context leaves; None: no limit)."""
     budget = max(floor, math.ceil(margin * longest) + BUDGET_PAD if longest else 0)
     return budget if room is None else max(1, min(budget, room))
 

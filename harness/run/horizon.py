@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.answers.budget import lost_to_budget
+from harness.answers.budget import lost_to_budget, target_tokens
 from harness.answers.metrics import checked_metric
 from harness.config import RunConfig
 from harness.errors import HarnessError, ItemError
@@ -50,7 +50,7 @@ def horizon_path(output_dir: Path, task: str) -> Path:
     return output_dir / "samples" / f"{task}.horizon.jsonl"
 
 
-def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0,
+def usable_range(plan: RunPlan, top: int | None = None, past: int = 0,
                  cond: Condition | None = None) -> tuple[int, str]:
     """The largest difficulty the search of ``cond`` (default: the unnamed condition) may try
     up to ``top`` (default ``horizon.max``), and what sets it (spec, limit, cap, generator,
@@ -61,7 +61,6 @@ def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0
     h = plan.spec.horizon
     assert h is not None
     top = top or h.max
-    ctx = model.context_length()
     reason = "spec" if top == h.max else "limit" if top == h.limit else "cap"
     for d in reversed([d for d in candidate_difficulties(h.min, top) if d > past]):
         try:
@@ -70,7 +69,7 @@ def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0
         except (ItemError, HarnessError):
             reason = "generator"
             continue
-        if ctx is not None and not all(_fits(model, p, ctx) for p in probes):
+        if not all(_fits(plan, p) for p in probes):
             reason = "context"
             continue
         return d, (("spec" if top == h.max else "limit" if top == h.limit else "cap")
@@ -81,15 +80,15 @@ def usable_range(plan: RunPlan, model: LM, top: int | None = None, past: int = 0
                        f"(the generator's budget or the model's context)")
 
 
-def _fits(model: LM, p: Prepared, ctx: int) -> bool:
-    """Whether ``p``'s prompt and its target's tokens fit the context (a token kept for a BOS;
-    unknown counts fit)."""
-    used = model.count_tokens(p.prompt)
-    need = model.count_tokens(p.target) if p.max_tokens is not None else 0
-    return used is None or used + (need or 0) + 1 <= ctx
+def _fits(plan: RunPlan, p: Prepared) -> bool:
+    """Whether ``p``'s target fits what the context leaves after its prompt (``RunPlan.room``;
+    an unknown context fits)."""
+    room = plan.room(p)
+    need = target_tokens(p.target, plan.count_tokens) if p.max_tokens is not None else 0
+    return room is None or need <= room
 
 
-def widening(plan: RunPlan, model: LM, ends: list[tuple[int, str]], items: int,
+def widening(plan: RunPlan, ends: list[tuple[int, str]], items: int,
              cond: Condition | None = None) -> Callable[[HorizonSearch], int]:
     """``run_search``'s ``extend``: a search still above its midpoint at the end of its range,
     where the task's range (not the context, the generator or ``horizon.limit``) ended it,
@@ -105,7 +104,7 @@ def widening(plan: RunPlan, model: LM, ends: list[tuple[int, str]], items: int,
         top = hi * WIDEN if h.limit is None else min(hi * WIDEN, h.limit)
         if top <= hi:
             return 0
-        wider, reason = usable_range(plan, model, top, past=hi, cond=cond)
+        wider, reason = usable_range(plan, top, past=hi, cond=cond)
         if wider <= hi:
             ends.append((hi, reason))
             return 0
@@ -160,7 +159,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
     spec = plan.spec
     h = spec.horizon
     assert h is not None
-    ranges = {plan.base.id: usable_range(plan, model)}  # condition → (range end, what sets it)
+    ranges = {plan.base.id: usable_range(plan)}  # condition → (range end, what sets it)
     baseline = _baseline(spec, plan.prepared_at(ranges[plan.base.id][0], BASELINE_ITEMS,
                                                 stream="baseline"))
     budget = cfg.horizon_items or h.items
@@ -172,7 +171,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
             if cond.id == MATCHED and not any(r.condition == MATCHED for r in fixed):
                 continue  # the control did not run (no measurable gap to split)
             if cond.id not in ranges:  # a matched control's exemplars may end it sooner
-                ranges[cond.id] = usable_range(plan, model, cond=cond)
+                ranges[cond.id] = usable_range(plan, cond=cond)
             hi, end = ranges[cond.id]
             search = HorizonSearch(h.min, hi, baseline, edge=plan.edge)
             for d, (c, n) in sorted(id_answers.items()):
@@ -200,7 +199,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
             ends = [(hi, end)]
             more = max(h.round_items, budget // 2 // h.round_items * h.round_items)
             est = run_search(search, ask, budget, h.round_items, math.log(h.precision),
-                             extend=widening(plan, model, ends, more, cond))
+                             extend=widening(plan, ends, more, cond))
             curve = fixed_curve(fixed, tpl.id, cond.id, plan.buckets)
             points = [(int(d), c - before.get(d, (0.0, 0))[0], n - before.get(d, (0.0, 0))[1])
                       for d, (c, n) in sorted(search.tried.items())]

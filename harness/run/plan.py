@@ -32,7 +32,7 @@ from harness.items import (
     select_fewshot,
 )
 from harness.lm import LM
-from harness.outputs.prompts import build_prompt, prepare_item, target_text
+from harness.outputs.prompts import prepare_item, target_text
 from harness.scoring.prepared import Prepared
 from harness.spec.buckets import Bucket, format_value
 from harness.spec.chat import ChatTurn
@@ -203,24 +203,16 @@ class RunPlan:
                ) -> int | None:
         """The answer budget of ``items`` under ``tpl`` (``answers/budget``): their longest
         target in the model's tokens, with the task's margin, at least its ``max_tokens``
-        (``floor``: at least this instead) and within what the model's context leaves after
-        the longest question; None for a task whose answers are not generated. One pass over
-        ``items``."""
+        (``floor``: at least this instead) and within the run's cap; None for a task whose
+        answers are not generated. One pass over ``items``. What the context leaves is each
+        item's own (``room``): ``prepare`` caps the budget there."""
         out = self.spec.output
         if not isinstance(out, GenerateOutput):
             return None
         target = 0  # the longest target, in tokens
-        question = None  # the longest question (exemplars aside)
         for i in items:
             target = max(target, target_tokens(target_text(self.spec, tpl, i), self.count_tokens))
-            if self.context is not None:
-                q = build_prompt(self.spec, tpl, i, [])
-                question = q if question is None or len(q) > len(question) else question
-        room = (None if self.context is None or question is None
-                else self.context - target_tokens(question, self.count_tokens))
-        if self.cap is not None:
-            room = self.cap if room is None else min(room, self.cap)
-        return answer_budget(max(out.max_tokens, floor or 0), target, out.budget_margin, room)
+        return answer_budget(max(out.max_tokens, floor or 0), target, out.budget_margin, self.cap)
 
     def raised(self, p: Prepared) -> Prepared | None:
         """``p`` with its answer budget doubled, within what the model's context leaves after
