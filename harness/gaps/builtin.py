@@ -147,8 +147,10 @@ def id_ood_gap(ctx: GapContext) -> IdOodGap | None:
 
 def edge_gap(ctx: GapContext) -> EdgeGap | None:
     """The last ID bucket with samples minus the first OOD bucket with samples, with the ID−OOD
-    gap's interval; None when either side has none, or when an OOD bucket lies below the ID
-    range (no single edge)."""
+    gap's interval; None when either side has none, when an OOD bucket lies below the ID
+    range, or when the task says its buckets have no single edge (``gaps.edge: false``)."""
+    if not ctx.spec.edge:
+        return None
     pairs = list(zip(ctx.buckets, ctx.per_bucket, strict=True))
     last_id = [(b, s) for b, s in pairs if b.role == "ID" and s]
     first_ood = [(b, s) for b, s in pairs if b.role == "OOD" and s]

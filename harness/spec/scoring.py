@@ -88,6 +88,12 @@ class GapsSpec(_Spec):
     )
     bootstrap: int = Field(1000, ge=100, description="bootstrap resamples a plugin gap may draw "
                            "(the built-in gaps use score intervals)")
+    edge: bool = Field(
+        True, exclude_if=lambda v: v,
+        description="whether the last ID bucket and the first OOD bucket meet at one edge of a "
+        "single difficulty scale; false where each OOD bucket is the shifted variant of an ID "
+        "level (the complexity ladders): no edge gap is reported",
+    )
     baseline: float | None = Field(
         None, ge=0, le=1, exclude_if=lambda v: v is None,
         description="the score every bucket is judged against, where the best constant answer "

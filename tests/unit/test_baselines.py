@@ -231,6 +231,20 @@ def test_edge_gap_tells_a_fall_inside_id_from_a_fall_at_the_edge() -> None:
     edge = r.gaps.edge
     assert edge is not None and (edge.id_bucket, edge.ood_bucket) == ("2", "3")
     assert edge.value == 0.1 and edge.ci_low < 0 < edge.ci_high
+    # a task whose OOD buckets are variants of its ID levels has no edge (the ladders)
+    [r] = task_reports(samples, BUCKETS, GapsSpec(edge=False), seed=0)
+    assert r.gaps.edge is None and r.gaps.id_ood is not None
+
+
+def test_the_ladders_report_no_edge_gap() -> None:
+    """Level 5 (ID) and level 11 (level 1's OOD variant) are no edge of one scale: every
+    ladder task says so, and no other shipped task does."""
+    from harness.tasks.index import TaskIndex
+
+    index = TaskIndex.build([])
+    specs = {n: index.spec(ref) for n, ref in index.all_refs().items()}
+    no_edge = {n for n, sp in specs.items() if not sp.gaps.edge}
+    assert no_edge == {n for n in specs if n.startswith("easy2hard/ladder_")} and no_edge
 
 
 # --- difficulty + shift ------------------------------------------------------------------------
