@@ -224,7 +224,9 @@ def eval_command(
                    f"{results.cache.misses} sent to the model", err=True)
     if results.replay is not None:
         typer.echo(f"--replay: {results.replay.answered} answered from "
-                   f"{len(results.replay.sources)} earlier run(s)", err=True)
+                   f"{len(results.replay.sources)} earlier run(s)"
+                   + (f", {results.replay.grown} of them ended before a smaller budget"
+                      if results.replay.grown else ""), err=True)
     typer.echo(f"wrote {output_dir / 'results.json'} and {output_dir / 'samples'}/")
     if results.failed:
         n = len(results.failed) + len(results.tasks)

@@ -11,8 +11,17 @@ What is replayed, and only then:
 - the source run's model is the same model: backend, weights sha256, dtype, revision and the
   backend arguments that change answers (``models.cache.OPERATIONAL_ARGS`` aside) all agree;
 - the task's spec is the same (``spec_sha256``) and the source ran the ``direct`` strategy (one
-  call per sample, whose request the spec fixes: ``max_tokens`` and ``stop`` for generation, the
-  choice prefix for multiple choice);
+  call per sample, whose request the spec fixes: ``stop`` for generation, the choice prefix for
+  multiple choice);
+- a generated answer is replayed for the same prompt and stop strings under the budget it was
+  asked with, or under a larger one where it ended before its budget: greedy decoding writes
+  the same tokens whatever room is left, so an answer that stopped by itself is the answer a
+  larger budget gets (the budgets of ``answers/budget`` grow with the model's tokenizer, and a
+  run with another ``--max-answer-tokens`` replays what fitted). An answer the budget cut is
+  only replayed under that budget, and replayed as cut. A source run older than recorded
+  budgets names neither budget nor cut: its budget is the spec's ``max_tokens``, and the model's
+  token counter judges the cut (``SLACK``; without a counter such an answer replays only under
+  that budget, as not cut, as before);
 - the samples file matches its recorded sha256 (a changed file is refused, as rescoring does).
 
 A replayed answer keeps the text or log-likelihood the model gave; the token counts the samples
@@ -27,7 +36,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from harness.errors import HarnessError
 from harness.lm import LM, ModelIdentity, OnDone, WrapperLM
@@ -43,6 +52,8 @@ from harness.run.rescore import task_records
 from harness.spec.task import GenerateOutput, MultipleChoiceOutput, TaskSpec
 
 UNKNOWN_TOKENS = -1  # token counts of a replayed answer: not in the samples files
+SLACK = 8  # an answer of a run that recorded no budget, counted again in the model's tokens,
+# within this many tokens of its budget may have stopped on it: it is taken as cut
 Req = TypeVar("Req")
 Res = TypeVar("Res")
 
@@ -66,11 +77,20 @@ def _same_model(a: dict[str, Any], b: ModelIdentity) -> bool:
             and args(a.get("args") or {}) == args(b.args))
 
 
+class Held(NamedTuple):
+    """A generated answer a source run holds."""
+
+    budget: int  # the answer budget it was asked with
+    text: str  # what the model wrote
+    cut: bool | None  # whether it stopped on that budget (None: the run recorded no budget)
+
+
 class ReplayTable:
-    """Every answer the source runs hold, keyed by the exact request."""
+    """Every answer the source runs hold, keyed by the request (generation: by prompt and stop
+    strings, each budget it was asked with its own answer)."""
 
     def __init__(self) -> None:
-        self.generate: dict[tuple[str, int, tuple[str, ...]], tuple[str, bool]] = {}
+        self.generate: dict[tuple[str, tuple[str, ...]], list[Held]] = {}
         self.loglikelihood: dict[tuple[str, str], float] = {}
         self.sources: list[str] = []
 
@@ -108,8 +128,9 @@ class ReplayTable:
                 continue
             call = r.calls[0]
             if isinstance(out, GenerateOutput) and call.output is not None:
-                budget = call.max_tokens or out.max_tokens  # (runs before budgets: the spec's)
-                self.generate[(r.prompt, budget, tuple(out.stop))] = (call.output, call.cut)
+                held = (Held(out.max_tokens, call.output, None) if call.max_tokens is None
+                        else Held(call.max_tokens, call.output, call.cut))  # (None: before
+                self.generate.setdefault((r.prompt, tuple(out.stop)), []).append(held)  # budgets)
             elif isinstance(out, MultipleChoiceOutput) and r.choice_logprobs is not None:
                 for c, lp in zip(r.choices or [], r.choice_logprobs, strict=True):
                     self.loglikelihood[(r.prompt, out.choice_prefix + c)] = lp
@@ -122,6 +143,29 @@ class ReplayLM(WrapperLM):
         super().__init__(inner)
         self.table = table
         self.answered = 0  # requests answered from the table
+        self.grown = 0  # of them, answers that ended before a smaller budget than the request's
+
+    def _cut(self, h: Held) -> bool | None:
+        """Whether ``h`` stopped on its budget: as recorded, or for a run that recorded no
+        budget, as the model's token counter says (``SLACK``); None where nothing can say."""
+        if h.cut is not None:
+            return h.cut
+        n = self.inner.count_tokens(h.text) if h.text else 0
+        return None if n is None else n >= h.budget - SLACK
+
+    def _held(self, r: GenerateRequest) -> GenerateResponse | None:
+        """The held answer to ``r``: one asked with its budget, else one that ended before a
+        smaller budget (see module)."""
+        held = self.table.generate.get((r.prompt, tuple(r.stop)), [])
+        for h in held:
+            if h.budget == r.max_tokens:
+                cut = self._cut(h)  # an answer cut by its budget is replayed as cut
+                return GenerateResponse(h.text, r.max_tokens if cut else UNKNOWN_TOKENS)
+        for h in held:
+            if h.budget < r.max_tokens and self._cut(h) is False:
+                self.grown += 1
+                return GenerateResponse(h.text, UNKNOWN_TOKENS)
+        return None
 
     def _call(self, requests: Sequence[Req], known: Callable[[Req], Res | None],
               send: Callable[[list[Req], OnDone[Res] | None], list[Res]],
@@ -153,11 +197,7 @@ class ReplayLM(WrapperLM):
         def known(r: GenerateRequest) -> GenerateResponse | None:
             if r.temperature > 0:
                 return None  # a sampled answer is one draw: never replayed
-            held = self.table.generate.get((r.prompt, r.max_tokens, tuple(r.stop)))
-            if held is None:
-                return None
-            text, cut = held  # an answer cut by its budget is replayed as cut
-            return GenerateResponse(text, r.max_tokens if cut else UNKNOWN_TOKENS)
+            return self._held(r)
 
         return self._call(requests, known, lambda rs, cb: self.inner.generate(rs, cb), on_done)
 

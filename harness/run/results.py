@@ -161,6 +161,8 @@ class ReplayReport(BaseModel):
 
     sources: list[str]  # sha256 of each source run's results.json, in the order given
     answered: int  # requests answered from them (not sent to the model, not cached)
+    grown: int = Field(0, exclude_if=lambda v: not v)  # of them, answers that ended before a
+    # smaller budget than the request's (``run/replay``: the same greedy answer)
 
 
 

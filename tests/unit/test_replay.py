@@ -84,3 +84,58 @@ def test_only_new_prompts_reach_the_model_and_other_models_are_refused(tmp_path:
              replay=[tmp_path / "a"])
     with pytest.raises(HarnessError, match="cannot read results.json"):
         _run(tmp_path, "d", ["lengthgen/copy"], Weighed("x"), replay=[tmp_path / "nowhere"])
+
+
+def _words(prompt: str) -> str:
+    """Copies every input: as many words (the scripted model's tokens) as letters."""
+    return prompt.rsplit("Input: ", 1)[-1].split("\n")[0]
+
+
+def test_an_answer_that_ended_before_its_budget_replays_under_a_larger_one(
+        tmp_path: Path) -> None:
+    capped = Weighed(_words)
+    first = _run(tmp_path, "a", ["lengthgen/copy"], capped, max_answer_tokens=6)
+    lines = (tmp_path / "a" / "samples" / "lengthgen" / "copy.jsonl").read_text().splitlines()
+    cut = sum(json.loads(x).get("cut", False) for x in lines)
+    assert 0 < cut < len(lines)  # some answers the cap of 6 words cut, some it did not
+    grown = Weighed(_words)
+    second = _run(tmp_path, "b", ["lengthgen/copy"], grown, replay=[tmp_path / "a"])
+    assert grown.asked == cut  # only the cut answers reach the model again
+    assert second["replay"]["grown"] == second["replay"]["answered"] == len(lines) - cut
+    fresh = _run(tmp_path, "c", ["lengthgen/copy"], Weighed(_words))
+    assert second["tasks"][0]["templates"] == fresh["tasks"][0]["templates"]
+    assert first["tasks"][0]["templates"] != fresh["tasks"][0]["templates"]
+
+
+class Counted(Weighed):
+    """Counts tokens as words (a run without a counter returns None)."""
+
+    def __init__(self, counts: bool) -> None:
+        super().__init__("never asked")
+        self.counts = counts
+
+    def count_tokens(self, text: str) -> int | None:
+        return len(text.split()) if self.counts else None
+
+
+@pytest.mark.parametrize("counts", [True, False])
+def test_a_run_that_recorded_no_budget_is_judged_by_the_token_counter(counts: bool) -> None:
+    from harness.run.replay import SLACK, UNKNOWN_TOKENS, Held, ReplayLM, ReplayTable
+
+    table = ReplayTable()
+    short, near = " ".join("a" * 3), " ".join("b" * (40 - SLACK))
+    table.generate[("p", ())] = [Held(40, short, None)]
+    table.generate[("q", ())] = [Held(40, near, None)]
+    inner = Counted(counts)
+    lm = ReplayLM(inner, table)
+
+    def ask(prompt: str, budget: int) -> GenerateResponse:
+        [res] = lm.generate([GenerateRequest(prompt, budget, ())])
+        return res
+
+    assert ask("q", 40) == GenerateResponse(near, 40 if counts else UNKNOWN_TOKENS)
+    assert ask("p", 40) == GenerateResponse(short, UNKNOWN_TOKENS)
+    assert inner.asked == 0
+    grown = ask("p", 80)
+    assert (grown.text == short) == counts and lm.grown == int(counts)
+    assert ask("q", 80).text == "never asked"  # near its budget: it may have been cut there
