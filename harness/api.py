@@ -7,7 +7,7 @@ What each pluggable kind needs (the registry's decorator, its types, the entry-p
 package declares, see docs/writing-a-task-package.md):
 
 - tasks (``harness.tasks``): ``TaskSpec``, ``load_spec``, ``TaskProvider``;
-- generators (``harness.generators``): ``@generator``, ``GENERATORS``;
+- generators (``harness.generators``): ``@generator``, ``GENERATORS``, ``Slot``;
 - metrics (``harness.metrics``): ``@metric``, ``METRICS``, ``normalize_answer``;
 - extractors (``harness.extractors``): ``@extractor``, ``EXTRACTORS``;
 - analyses (``harness.analyses``): ``@analysis``, ``AnalysisParams``, ``AnalysisResult``,
@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     # generators, metrics, extractors
     "generator": "harness.generators.registry",
     "GENERATORS": "harness.generators.registry",
+    "Slot": "harness.generators.registry",
     "metric": "harness.answers.metrics",
     "METRICS": "harness.answers.metrics",
     "normalize_answer": "harness.answers.metrics",
@@ -92,7 +93,7 @@ if TYPE_CHECKING:
     from harness.answers.metrics import METRICS, metric, normalize_answer
     from harness.errors import HarnessError, ModelLoadError, TaskSpecError
     from harness.gaps.registry import GAPS, GapContext, gap
-    from harness.generators.registry import GENERATORS, generator
+    from harness.generators.registry import GENERATORS, Slot, generator
     from harness.lm import LM, ModelIdentity, OnDone
     from harness.models.backends import BACKENDS, BackendFactory
     from harness.outputs import OUTPUT_TYPES
@@ -140,5 +141,5 @@ __all__ = ["ANALYSES", "analysis", "AnalysisParams", "AnalysisResult", "BackendF
     "LoglikelihoodResponse", "metric", "METRICS", "ModelIdentity", "ModelLoadError",
     "normalize_answer", "OnDone", "OUTPUT_TYPES", "OutputType", "percentile_ci", "proportion",
     "ratio_interval", "Registry", "RollingRequest", "SampleRecord", "scripted_backend",
-    "ScriptedLM", "STRATEGIES", "strategy", "StrategyInput", "TaskProvider", "TaskSpec",
+    "ScriptedLM", "Slot", "STRATEGIES", "strategy", "StrategyInput", "TaskProvider", "TaskSpec",
     "TaskSpecError"]

@@ -9,6 +9,7 @@ seeded hash of their id (again a prefix property). Few-shot pools hold ID items 
 
 from __future__ import annotations
 
+import math
 import random
 from array import array
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ from typing import Any, overload
 from harness import plugins
 from harness.errors import HarnessError, ItemError
 from harness.filelock import os_reason
-from harness.generators.registry import CountTokens, get_generator, run_generator
+from harness.generators.registry import CountTokens, Slot, get_generator, run_generator
 from harness.seeding import derive_seed
 from harness.sources.files import missing_data_hint, shown
 from harness.sources.read import read_source
@@ -156,8 +157,14 @@ class GeneratedItems(Sequence[Instance]):
             params = {**params, **self._grid[j % len(self._grid)]}
         item = f"{self._prefix}{b.label}/{j}"
         where = f"{self._task}: generator {self._src.name!r}"
+        slot = None
+        if self._gen.needs_slot:  # the items of this bucket with this value and grid cell
+            cells = len(self._grid) or 1
+            slot = Slot(derive_seed(self._seed, self._src.seed, self._seed_task, self._stream,
+                                    b.label, value, j % cells, "slot"),
+                        j // math.lcm(len(values), cells))
         try:
-            rec = run_generator(self._gen, s, value, params, self._count_tokens)
+            rec = run_generator(self._gen, s, value, params, self._count_tokens, slot)
         except (TypeError, ValueError, LookupError, ArithmeticError, AttributeError, RecursionError,
                 MemoryError, RuntimeError, AssertionError) as e:
             # bad params (TypeError, ValueError) speak for themselves; a crash keeps its type

@@ -3,8 +3,9 @@
 LMentry ships each task as one JSON object whose ``examples`` map an instance id to its fields
 (``word1``, ``word2``, ``query``, ``sentence``, ``word``, ``gold``, ``more_info``). The harness's
 file sources read one record per line, so these items come through a generator instead: every item
-is drawn (seeded, with replacement) from the instances whose difficulty equals the requested
-value. Fields added to each record:
+is drawn (seeded, without replacement: ``registry.Slot``) from the instances whose difficulty
+equals the requested value, so a bucket repeats none while it asks for no more than there
+are. Fields added to each record:
 
 - ``choices``: the candidate answers (the two words, or the words of the sentence other than the
   query word for ``word_before``), for multiple-choice scoring;
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.generators.registry import generator
+from harness.generators.registry import Slot, generator
 
 
 def _length_gap(ex: Mapping[str, Any]) -> int:
@@ -82,14 +83,15 @@ def choices_for(ex: Mapping[str, Any]) -> list[str]:
 
 
 @generator("lmentry", difficulty="see harness.generators.lmentry.DIFFICULTIES",
-           fields=("choices", "target", "lmentry_id"))
+           fields=("choices", "target", "lmentry_id"), needs_slot=True)
 def lmentry(
     rng: random.Random, difficulty: int, *, path: str, url: str = "", difficulty_kind: str = "none",
-    difficulty_field: str = "difficulty",
+    difficulty_field: str = "difficulty", slot: Slot,
 ) -> dict[str, Any]:
     """One official instance from the LMentry file at ``path`` whose ``difficulty_kind`` value is
-    ``difficulty``. ``url`` (informational) says where users get the file."""
-    del url
+    ``difficulty``, the one ``slot`` picks. ``url`` (informational) says where users get the
+    file."""
+    del url, rng
     if difficulty_kind not in DIFFICULTIES:
         raise ValueError(f"difficulty_kind {difficulty_kind!r} unknown "
                          f"(known: {', '.join(DIFFICULTIES)})")
@@ -97,7 +99,7 @@ def lmentry(
     pool = [(k, ex) for k, ex in _load(path) if measure(ex) == difficulty]
     if not pool:
         raise ValueError(f"no instance with {difficulty_kind} = {difficulty} in {path}")
-    key, ex = pool[rng.randrange(len(pool))]
+    key, ex = pool[slot.pick(len(pool))]
     rec = {k: v for k, v in ex.items() if k != "more_info"}
     choices = choices_for(ex)
     gold = str(ex["gold"])

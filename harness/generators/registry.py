@@ -18,6 +18,7 @@ import os
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from harness import plugins
@@ -41,7 +42,32 @@ class GeneratorInfo:
     difficulty: str  # what the difficulty argument means, e.g. "digits per operand"
     fields: tuple[str, ...]  # record fields the generator returns
     needs_tokenizer: bool = False  # gets count_tokens=(text -> int | None) from the model
+    needs_slot: bool = False  # gets slot=Slot: draws from a finite pool without replacement
     work: WorkFn | None = None  # the cost estimate of one item (see WORK_BUDGET)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where an item sits among the items of its bucket that share its difficulty value and
+    parameters: for a generator that draws instances of a finite set (a data file's), so that
+    one bucket never holds the same instance twice (a repeat would count one answer as two)."""
+
+    seed: int  # shared by those items (run seed, task, stream, bucket, value, parameters)
+    index: int  # the item's place among them, from 0
+
+    def pick(self, n: int) -> int:
+        """Which of ``n`` instances this item takes: its place in a permutation of
+        ``range(n)`` seeded by ``seed``. Distinct for the first ``n`` items; past them the
+        permutation starts again (every instance used as often as any other, give or take one)."""
+        if n < 1:
+            raise ValueError("no instance to draw from")
+        return _order(self.seed, n)[self.index % n]
+
+
+@lru_cache(maxsize=64)
+def _order(seed: int, n: int) -> tuple[int, ...]:
+    """A seeded permutation of ``range(n)`` (kept: every item of a bucket asks for it)."""
+    return tuple(random.Random(seed).sample(range(n), n))
 
 
 def _from_object(name: str, obj: object) -> GeneratorInfo:
@@ -54,7 +80,8 @@ def _from_object(name: str, obj: object) -> GeneratorInfo:
 GENERATORS: Registry[GeneratorInfo] = Registry(
     "generator", plugins.GENERATORS, package="harness.generators", from_object=_from_object)
 
-# ``@generator(name, difficulty=..., fields=..., needs_tokenizer=False, work=None)``: register
+# ``@generator(name, difficulty=..., fields=..., needs_tokenizer=False, needs_slot=False,
+# work=None)``: register
 # ``fn`` under ``name`` (runs once at import time). ``work``: the generator's cost estimate,
 # checked against ``WORK_BUDGET`` when a task file loads; it may raise ``ValueError`` for
 # parameters the generator can never satisfy.
@@ -97,14 +124,17 @@ class _OverTime(BaseException):
 
 def run_generator(
     info: GeneratorInfo, seed: int, difficulty: int, params: dict[str, Any],
-    count_tokens: CountTokens | None = None,
+    count_tokens: CountTokens | None = None, slot: Slot | None = None,
 ) -> dict[str, Any]:
     """One record from ``info`` with its own ``random.Random(seed)`` stream, made within the
     per-item time budget (``HarnessError`` past it).
 
     Generators registered with ``needs_tokenizer`` also get ``count_tokens`` (the model's token
-    counter, or None when no model is at hand, e.g. ``harness tasks sample``)."""
-    extra = {"count_tokens": count_tokens} if info.needs_tokenizer else {}
+    counter, or None when no model is at hand, e.g. ``harness tasks sample``), those registered
+    with ``needs_slot`` get ``slot`` (``Slot``; a lone item: its own seed, place 0)."""
+    extra: dict[str, Any] = {"count_tokens": count_tokens} if info.needs_tokenizer else {}
+    if info.needs_slot:
+        extra["slot"] = slot if slot is not None else Slot(seed, 0)
     seconds = item_seconds()
     try:
         with time_limit(seconds, _OverTime):

@@ -82,7 +82,9 @@ def check_generator(spec: TaskSpec, gen: GeneratorInfo, path: Path | str) -> Non
 
     src = spec.source
     sized = passed(_check_sizes, spec, src, path)
-    if passed(_check_params, src, gen.fn, gen.needs_tokenizer, path) and sized:
+    given = tuple(n for n, on in (("count_tokens", gen.needs_tokenizer),
+                                  ("slot", gen.needs_slot)) if on)  # passed by the harness
+    if passed(_check_params, src, gen.fn, given, path) and sized:
         passed(check_work, spec, src, gen, path)  # (estimates need parameters that fit)
     if gen.fields and "path" not in inspect.signature(gen.fn).parameters:
         passed(_check_variables, spec, set(gen.fields), src.name, path)
@@ -215,9 +217,9 @@ def _check_value(key: str, value: Any, gen: str, path: Path | str,
 
 
 @lru_cache(maxsize=256)
-def params_model(fn: Callable[..., Any], needs_tokenizer: bool) -> type[BaseModel]:
-    """A pydantic model of ``fn``'s keyword parameters (after ``rng`` and ``difficulty``;
-    ``count_tokens`` left out when the harness passes it); unknown keys are refused unless the
+def params_model(fn: Callable[..., Any], given: tuple[str, ...]) -> type[BaseModel]:
+    """A pydantic model of ``fn``'s keyword parameters (after ``rng`` and ``difficulty``; those
+    the harness passes, ``given``, left out); unknown keys are refused unless the
     function takes ``**kwargs``; unresolvable annotations count as ``Any``."""
     sig = inspect.signature(fn)
     try:
@@ -232,7 +234,7 @@ def params_model(fn: Callable[..., Any], needs_tokenizer: bool) -> type[BaseMode
             continue
         if p.kind in (p.VAR_POSITIONAL, p.POSITIONAL_ONLY) or n < 2:
             continue
-        if needs_tokenizer and p.name == "count_tokens":
+        if p.name in given:
             continue
         default = ... if p.default is p.empty else p.default
         fields[p.name] = (hints.get(p.name, Any), default)
@@ -243,11 +245,11 @@ def params_model(fn: Callable[..., Any], needs_tokenizer: bool) -> type[BaseMode
     return model
 
 
-def _check_params(src: GeneratorSource, fn: Callable[..., Any], needs_tokenizer: bool,
+def _check_params(src: GeneratorSource, fn: Callable[..., Any], given: tuple[str, ...],
                   path: Path | str) -> None:
     from harness.items import grid_points
 
-    model = params_model(fn, needs_tokenizer)
+    model = params_model(fn, given)
     for point in grid_points(src.grid)[:64] or [{}]:  # every key and type, a few combinations
         try:
             model.model_validate({**src.params, **point})

@@ -1,5 +1,6 @@
-"""The LMentry item generator: determinism, difficulty control, and answers checked by an
-independent rule (alphabetical order, letter counts, the word before) and the official gold."""
+"""The LMentry item generator: determinism, difficulty control, answers checked by an
+independent rule (alphabetical order, letter counts, the word before) and the official gold, and
+buckets that never hold one official instance twice."""
 
 from __future__ import annotations
 
@@ -10,18 +11,20 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.generators.lmentry import lmentry
+from harness.generators.registry import Slot
 
 PROCESSED = "multiprompt/benchmarks/LMentry/LMentry jsons processed"
 
 
 def draw(data: Path, task: str, d: int, kind: str = "none", n: int = 60) -> list[dict[str, object]]:
     path = str(data / PROCESSED / f"{task}.json")
-    return [lmentry(random.Random(s), d, path=path, difficulty_kind=kind) for s in range(n)]
+    return [lmentry(random.Random(s), d, path=path, difficulty_kind=kind, slot=Slot(7, s))
+            for s in range(n)]
 
 
 def test_deterministic(shared_data: Path) -> None:
     assert draw(shared_data, "rhyming_word", 0) == draw(shared_data, "rhyming_word", 0)
-    assert len({r["lmentry_id"] for r in draw(shared_data, "rhyming_word", 0)}) > 40
+    assert len({r["lmentry_id"] for r in draw(shared_data, "rhyming_word", 0)}) == 60
 
 
 def test_first_alphabetically(shared_data: Path) -> None:
@@ -58,11 +61,39 @@ def test_homophones_distractor_levels(shared_data: Path) -> None:
 
 def test_errors(shared_data: Path, tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="not found"):
-        lmentry(random.Random(0), 0, path=str(tmp_path / "none.json"))
+        lmentry(random.Random(0), 0, path=str(tmp_path / "none.json"), slot=Slot(0, 0))
     (tmp_path / "x.json").write_text('{"examples": []}')
     with pytest.raises(HarnessError, match="no 'examples'"):
-        lmentry(random.Random(0), 0, path=str(tmp_path / "x.json"))
+        lmentry(random.Random(0), 0, path=str(tmp_path / "x.json"), slot=Slot(0, 0))
     with pytest.raises(ValueError, match="no instance with length_gap = 9"):
         draw(shared_data, "more_letters", 9, "length_gap", n=1)
     with pytest.raises(ValueError, match="difficulty_kind"):
         draw(shared_data, "more_letters", 1, "syllables", n=1)
+
+
+@pytest.mark.parametrize("task", ["word_before", "less_letters", "rhyming_word"])
+def test_a_bucket_never_asks_one_instance_twice(shared_data: Path, task: str) -> None:
+    """Drawn with replacement, a bucket of 100 out of word_before's 200 position-1 instances
+    repeated some of them: one answer counted as two, an interval too narrow."""
+    from harness.items import build_instances
+    from harness.tasks.index import TaskIndex
+
+    index = TaskIndex.build([])
+    [ref] = index.resolve([f"instructdiv/{task}"])
+    spec = index.spec(ref)
+    items = build_instances(spec, ref.address, 3, ref.path.parent, 100).items
+    by_bucket: dict[str, list[str]] = {}
+    for i in items:
+        by_bucket.setdefault(i.bucket.label, []).append(str(i.record["lmentry_id"]))
+    for ids in by_bucket.values():
+        assert len(ids) == 100 and len(set(ids)) == 100
+    again = build_instances(spec, ref.address, 3, ref.path.parent, 100).items
+    assert [i.record for i in again] == [i.record for i in items]
+
+
+def test_past_its_pool_a_slot_uses_every_instance_as_often_as_any_other() -> None:
+    picks = [Slot(11, i).pick(7) for i in range(30)]
+    assert sorted(set(picks[:7])) == list(range(7))
+    counts = [picks.count(k) for k in range(7)]
+    assert max(counts) - min(counts) <= 1
+    assert picks != [Slot(12, i).pick(7) for i in range(30)]  # another bucket, another order
