@@ -182,12 +182,13 @@ def check_command(
     rebuild: Annotated[bool, typer.Option(help="Also rebuild it from its runs/ and diff.")
                        ] = True,
 ) -> None:
-    """Is a board current? Its spec hashes against this checkout's tasks, and (--rebuild) a
-    rebuild from the runs it carries, byte for byte. Exit 1 when not."""
+    """Is a board current? Its spec hashes against this checkout's tasks, its items against
+    the ones this checkout makes, and (--rebuild) a rebuild from the runs it carries, byte for
+    byte. Exit 1 when not."""
     import tempfile
 
     from harness.leaderboard.check import board_include_paths, board_specs, rebuild_diff
-    from harness.leaderboard.stale import stale_tasks
+    from harness.leaderboard.stale import drifted_tasks, stale_tasks
 
     if not (board / "leaderboard.json").is_file():
         raise HarnessError(f"{board}: no leaderboard.json")
@@ -196,6 +197,11 @@ def check_command(
     if stale:
         bad = True
         typer.echo(f"{board}: stale: rerun {', '.join(stale)}")
+    drifted = [t for t in drifted_tasks(board, board_include_paths(board)) if t not in stale]
+    if drifted:
+        bad = True
+        typer.echo(f"{board}: this checkout makes other items for {', '.join(drifted)}: rerun "
+                   "them")
     if rebuild:
         with tempfile.TemporaryDirectory() as tmp:
             diff = rebuild_diff(board, Path(tmp) / "board")
@@ -205,7 +211,7 @@ def check_command(
                        f"{', '.join(diff[:5])}")
     if bad:
         raise typer.Exit(1)
-    typer.echo(f"{board}: current (spec hashes match; rebuild identical)")
+    typer.echo(f"{board}: current (spec hashes and items match; rebuild identical)")
 
 
 @app.command("rescore")

@@ -27,3 +27,58 @@ def stale_tasks(specs: Mapping[str, Iterable[str]],
         if any(h != today for h in hashes):
             out.append(task)
     return out
+
+
+def drifted_tasks(board: Path, include_paths: Sequence[Path] = ()) -> list[str]:
+    """Of the tasks a board shows, those whose items this checkout makes differently from the
+    items its runs asked (sorted). Each run's items are made again (its seed, items per bucket
+    and pool) and every sample's reference answer, and its choices, compared with those of the
+    item of the same id. A change to a generator or a data file keeps the spec's hash, so
+    ``stale_tasks`` cannot see it; this does. Not made again: tasks whose spec is not today's
+    (``stale_tasks`` names them) and those whose items are measured in the model's tokens
+    (a generator that needs the tokenizer)."""
+    import json
+
+    from harness.generators.registry import get_generator
+    from harness.items import build_instances
+    from harness.outputs import output_type
+    from harness.outputs.prompts import target_text
+    from harness.run.rescore import task_records
+    from harness.spec.sources import GeneratorSource
+    from harness.spec.task import TaskSpec
+    from harness.tasks.index import TaskIndex
+
+    index = TaskIndex.build([p for p in include_paths if p.is_dir()])
+    data = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for src in data.get("sources", []):
+        used = set(src.get("used_tasks") or [])
+        run_dir = (board / src["path"]).parent
+        run = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+        cfg = run.get("run") or {}
+        for task in run.get("tasks") or []:
+            name = str(task.get("task"))
+            if name not in used or name in out:
+                continue
+            try:
+                ref = index.resolve([name])[0]
+            except HarnessError:
+                continue  # a task found nowhere: stale_tasks names it
+            spec = TaskSpec.model_validate(task["spec"])
+            if isinstance(spec.source, GeneratorSource) and get_generator(
+                    spec.source.name).needs_tokenizer:
+                continue
+            items = {i.id: i for i in build_instances(
+                spec, name, int(cfg.get("seed", 0)), ref.path.parent,
+                cfg.get("limit_per_bucket"), matched_control=bool(cfg.get("matched_control"))
+            ).items}
+            templates = {t.id: t for t in spec.templates}
+            kind = output_type(spec)
+            for r in task_records(run_dir, task):
+                item = items.get(r.id)
+                tpl = templates.get(r.template, spec.templates[0])
+                if (item is None or target_text(spec, tpl, item) != r.target
+                        or (r.choices is not None and kind.choices(spec, item) != r.choices)):
+                    out.add(name)
+                    break
+    return sorted(out)

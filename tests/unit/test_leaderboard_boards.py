@@ -227,3 +227,50 @@ def test_a_task_from_an_include_path_is_checked_against_that_folder() -> None:
     assert stale_tasks({"reference/parity": {today}}, [folder]) == []
     assert stale_tasks({"reference/parity": {"0" * 64}}, [folder]) == ["reference/parity"]
     assert stale_tasks({"reference/parity": {today}}) == ["reference/parity"]  # found nowhere
+
+
+def test_items_a_generator_now_makes_differently_are_named(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator change keeps the spec's hash: the board's items are made again and compared
+    with the samples' targets (``drifted_tasks``)."""
+    from dataclasses import replace
+
+    from typer.testing import CliRunner
+
+    from harness.cli.main import app
+    from harness.config import RunConfig
+    from harness.generators.registry import GENERATORS, get_generator
+    from harness.leaderboard.stale import drifted_tasks
+    from harness.run.evaluate import evaluate
+    from harness.testing import ScriptedLM
+
+    task = "lengthgen/copy"
+    cfg = RunConfig(model="scripted:s", tasks=[task], seed=4, limit_per_bucket=3,
+                    use_cache=False, output_dir=tmp_path / "run")
+    evaluate(cfg, model=ScriptedLM("a b"))
+    out = tmp_path / "board"
+    build([tmp_path / "run"], out, gzip_samples=True)
+    assert drifted_tasks(out) == []
+    info = get_generator("copy")
+
+    def upper(*args: object, **kw: object) -> dict[str, object]:
+        rec = info.fn(*args, **kw)
+        return {k: v.upper() if isinstance(v, str) else v for k, v in rec.items()}
+
+    monkeypatch.setitem(GENERATORS.items, "copy", replace(info, fn=upper))
+    assert drifted_tasks(out) == [task]
+    r = CliRunner().invoke(app, ["leaderboard", "check", str(out), "--no-rebuild"])
+    assert r.exit_code == 1 and f"makes other items for {task}: rerun" in r.output
+
+
+@pytest.mark.parametrize("name", _published())
+def test_current_board_items_are_the_ones_todays_code_makes(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.leaderboard.stale import drifted_tasks
+
+    _with_mirror(monkeypatch)
+    monkeypatch.chdir(ROOT)
+    board = ROOT / "leaderboards" / name
+    drifted = drifted_tasks(board, board_include_paths(board))
+    assert drifted == [], (f"leaderboards/{name}: today's code makes other items for "
+                           f"{', '.join(drifted)}: rerun them")
