@@ -20,7 +20,7 @@ What is replayed, and only then:
   run with another ``--max-answer-tokens`` replays what fitted). An answer the budget cut is
   only replayed under that budget, and replayed as cut. A source run older than recorded
   budgets names neither budget nor cut: its budget is the spec's ``max_tokens``, and the model's
-  token counter judges the cut (``SLACK``; without a counter such an answer replays only under
+  token counter judges the cut (``slack``; without a counter such an answer replays only under
   that budget, as not cut, as before);
 - the samples file matches its recorded sha256 (a changed file is refused, as rescoring does).
 
@@ -52,8 +52,16 @@ from harness.run.rescore import task_records
 from harness.spec.task import GenerateOutput, MultipleChoiceOutput, TaskSpec
 
 UNKNOWN_TOKENS = -1  # token counts of a replayed answer: not in the samples files
-SLACK = 8  # an answer of a run that recorded no budget, counted again in the model's tokens,
-# within this many tokens of its budget may have stopped on it: it is taken as cut
+SLACK = 16  # an answer of a run that recorded no budget, counted again in the model's tokens,
+# within a SLACK-th of its budget (at least a token) of it may have stopped on it: taken as cut
+
+
+def slack(budget: int) -> int:
+    """How near its budget a recounted answer is taken as cut (see ``SLACK``): a token of a
+    short budget, 8 of 128 (a recount may merge or drop a few tokens the model wrote)."""
+    return max(1, budget // SLACK)
+
+
 Req = TypeVar("Req")
 Res = TypeVar("Res")
 
@@ -147,11 +155,11 @@ class ReplayLM(WrapperLM):
 
     def _cut(self, h: Held) -> bool | None:
         """Whether ``h`` stopped on its budget: as recorded, or for a run that recorded no
-        budget, as the model's token counter says (``SLACK``); None where nothing can say."""
+        budget, as the model's token counter says (``slack``); None where nothing can say."""
         if h.cut is not None:
             return h.cut
         n = self.inner.count_tokens(h.text) if h.text else 0
-        return None if n is None else n >= h.budget - SLACK
+        return None if n is None else n >= h.budget - slack(h.budget)
 
     def _held(self, r: GenerateRequest) -> GenerateResponse | None:
         """The held answer to ``r``: one asked with its budget, else one that ended before a

@@ -120,10 +120,11 @@ class Counted(Weighed):
 
 @pytest.mark.parametrize("counts", [True, False])
 def test_a_run_that_recorded_no_budget_is_judged_by_the_token_counter(counts: bool) -> None:
-    from harness.run.replay import SLACK, UNKNOWN_TOKENS, Held, ReplayLM, ReplayTable
+    from harness.run.replay import UNKNOWN_TOKENS, Held, ReplayLM, ReplayTable, slack
 
     table = ReplayTable()
-    short, near = " ".join("a" * 3), " ".join("b" * (40 - SLACK))
+    assert (slack(4), slack(40), slack(128)) == (1, 2, 8)
+    short, near = " ".join("a" * 3), " ".join("b" * (40 - slack(40)))
     table.generate[("p", ())] = [Held(40, short, None)]
     table.generate[("q", ())] = [Held(40, near, None)]
     inner = Counted(counts)
