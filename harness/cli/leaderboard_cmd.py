@@ -57,8 +57,8 @@ def build_command(
         rank = str(e.rank) if e.rank_low == e.rank_high else f"{e.rank_low}-{e.rank_high}"
         typer.echo(f"{rank:>5}. {e.label}  overall {overall}%  ({e.n_tasks} tasks)")
     if b.stale_tasks:
-        typer.echo(f"stale: {len(b.stale_tasks)} tasks ran with a spec that differs from this "
-                   f"checkout's: {', '.join(b.stale_tasks)}")
+        typer.echo(f"stale: {len(b.stale_tasks)} tasks ran with a spec, or on items, that differ "
+                   f"from this checkout's: {', '.join(b.stale_tasks)}")
     typer.echo(f"wrote {out}/ ({len(b.entries)} entries, {len(b.tasks)} tasks, "
                f"{len(b.sources)} runs, {len(report.conflicts)} conflicts"
                + (f", {len(report.skipped)} tasks skipped" if report.skipped else "") + "); "

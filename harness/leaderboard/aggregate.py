@@ -56,7 +56,7 @@ from harness.leaderboard.scores import (
     pair_test,
     rank_ranges,
 )
-from harness.leaderboard.stale import stale_tasks
+from harness.leaderboard.stale import drifted, stale_tasks
 from harness.scoring.intervals import (
     Limits,
     Proportion,
@@ -377,12 +377,17 @@ def board_from_runs(paths: Sequence[Path], title: str = "Leaderboard", samples: 
             gzip_samples: bool = False, skip_invalid: bool = False,
             target: float = TARGET, min_per_bucket: int = MIN_PER_BUCKET) -> Merged:
     """Read, merge and rank runs (see :func:`harness.leaderboard.collect.gather`), marking
-    the tasks whose spec differs from this checkout's as stale."""
+    as stale the tasks whose spec differs from this checkout's, or whose items this checkout
+    makes differently (``stale.drifted``)."""
     c = gather(paths, samples=samples, gzip_samples=gzip_samples, skip_invalid=skip_invalid)
     specs: dict[str, set[str]] = {}
+    read: dict[Path, list[str]] = {}  # run folder → the builtin tasks the board takes from it
     for by_task in c.cells.values():
         for n, cell in by_task.items():
             if cell.task.origin == "builtin":
                 specs.setdefault(n, set()).add(cell.task.spec_sha256)
-    board, viewer = assemble(c, title, target, min_per_bucket, stale_tasks(specs))
+                read.setdefault(cell.run.given.parent, []).append(n)
+    stale = stale_tasks(specs)
+    stale = sorted({*stale, *drifted(read.items(), skip=stale)})
+    board, viewer = assemble(c, title, target, min_per_bucket, stale)
     return Merged(board, c, viewer)

@@ -1,4 +1,5 @@
-"""Which tasks of a board ran with a spec that differs from this checkout's task files."""
+"""Which tasks of a board ran with a spec that differs from this checkout's task files
+(``stale_tasks``), or on items this checkout makes differently (``drifted``)."""
 
 from __future__ import annotations
 
@@ -30,17 +31,30 @@ def stale_tasks(specs: Mapping[str, Iterable[str]],
 
 
 def drifted_tasks(board: Path, include_paths: Sequence[Path] = ()) -> list[str]:
-    """Of the tasks a board shows, those whose items this checkout makes differently from the
-    items its runs asked (sorted). Each run's items are made again (its seed, items per bucket
-    and pool) and every sample's reference answer, and its choices, compared with those of the
-    item of the same id. A change to a generator or a data file keeps the spec's hash, so
-    ``stale_tasks`` cannot see it; this does. Not made again: tasks whose spec is not today's
-    (``stale_tasks`` names them) and those whose items are measured in the model's tokens
-    (a generator that needs the tokenizer)."""
+    """Of the tasks a built board shows, those whose items this checkout makes differently
+    from the items its runs asked (``drifted``, over the runs its leaderboard.json names)."""
+    import json
+
+    data = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
+    runs = [((board / s["path"]).parent, s.get("used_tasks") or [])
+            for s in data.get("sources", [])]
+    return drifted(runs, include_paths)
+
+
+def drifted(runs: Iterable[tuple[Path, Iterable[str]]], include_paths: Sequence[Path] = (),
+            skip: Iterable[str] = ()) -> list[str]:
+    """Of ``runs`` ([(run folder, the tasks read from it)]), the tasks whose items this
+    checkout makes differently from the items the runs asked (sorted). Each run's items are
+    made again (its seed, items per bucket and pool; once for runs that agree on them) and
+    every sample's reference answer, and its choices, compared with those of the item of the
+    same id. A change to a generator or a data file keeps the spec's hash, so ``stale_tasks``
+    cannot see it; this does. Not made again: ``skip`` (tasks ``stale_tasks`` names), tasks
+    found nowhere, and those whose items are measured in the model's tokens (a generator that
+    needs the tokenizer)."""
     import json
 
     from harness.generators.registry import get_generator
-    from harness.items import build_instances
+    from harness.items import Instance, build_instances
     from harness.outputs import output_type
     from harness.outputs.prompts import target_text
     from harness.run.rescore import task_records
@@ -49,16 +63,18 @@ def drifted_tasks(board: Path, include_paths: Sequence[Path] = ()) -> list[str]:
     from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build([p for p in include_paths if p.is_dir()])
-    data = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
     out: set[str] = set()
-    for src in data.get("sources", []):
-        used = set(src.get("used_tasks") or [])
-        run_dir = (board / src["path"]).parent
+    skipped = set(skip)
+    made: dict[tuple[object, ...], dict[str, Instance]] = {}
+    for run_dir, used in runs:
+        wanted = set(used) - skipped - out
+        if not wanted:
+            continue
         run = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
         cfg = run.get("run") or {}
         for task in run.get("tasks") or []:
             name = str(task.get("task"))
-            if name not in used or name in out:
+            if name not in wanted or name in out:
                 continue
             try:
                 ref = index.resolve([name])[0]
@@ -68,10 +84,14 @@ def drifted_tasks(board: Path, include_paths: Sequence[Path] = ()) -> list[str]:
             if isinstance(spec.source, GeneratorSource) and get_generator(
                     spec.source.name).needs_tokenizer:
                 continue
-            items = {i.id: i for i in build_instances(
-                spec, name, int(cfg.get("seed", 0)), ref.path.parent,
-                cfg.get("limit_per_bucket"), matched_control=bool(cfg.get("matched_control"))
-            ).items}
+            key = (name, task.get("spec_sha256"), cfg.get("seed", 0),
+                   cfg.get("limit_per_bucket"), bool(cfg.get("matched_control")))
+            if key not in made:
+                made[key] = {i.id: i for i in build_instances(
+                    spec, name, int(cfg.get("seed", 0)), ref.path.parent,
+                    cfg.get("limit_per_bucket"),
+                    matched_control=bool(cfg.get("matched_control"))).items}
+            items = made[key]
             templates = {t.id: t for t in spec.templates}
             kind = output_type(spec)
             for r in task_records(run_dir, task):

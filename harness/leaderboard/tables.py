@@ -260,8 +260,9 @@ def markdown(board: Leaderboard) -> str:
     lines = [f"# {md_text(board.title)}", ""]
     if board.stale_tasks:
         lines += [md_text(f"**Stale against this checkout:** {len(board.stale_tasks)} of "
-                          f"{len(board.tasks)} tasks ran with a spec that differs from today's "
-                          f"task files ({', '.join(board.stale_tasks)}); rerun them."), ""]
+                          f"{len(board.tasks)} tasks ran with a spec, or on items, that differ "
+                          f"from today's task files and generators "
+                          f"({', '.join(board.stale_tasks)}); rerun them."), ""]
     lines += [md_text(precision_words(p, {e.id: e.label for e in board.entries})
                       + f" Rows below their target: {len(p.short)}."), "",
         "Accuracies in %, with 95% score intervals (docs/statistics.md): a task's accuracy is "

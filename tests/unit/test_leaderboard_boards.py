@@ -261,6 +261,10 @@ def test_items_a_generator_now_makes_differently_are_named(tmp_path: Path,
     assert drifted_tasks(out) == [task]
     r = CliRunner().invoke(app, ["leaderboard", "check", str(out), "--no-rebuild"])
     assert r.exit_code == 1 and f"makes other items for {task}: rerun" in r.output
+    build([tmp_path / "run"], tmp_path / "again", gzip_samples=True)  # built today: says so
+    assert json.loads((tmp_path / "again" / "leaderboard.json").read_text())[
+        "stale_tasks"] == [task]
+    assert "or on items, that differ" in (tmp_path / "again" / "index.html").read_text()
 
 
 @pytest.mark.parametrize("name", _published())
