@@ -136,9 +136,10 @@ class ReplayTable:
                 continue
             call = r.calls[0]
             if isinstance(out, GenerateOutput) and call.output is not None:
+                # a run older than recorded budgets asked with the spec's; its cut is unknown
                 held = (Held(out.max_tokens, call.output, None) if call.max_tokens is None
-                        else Held(call.max_tokens, call.output, call.cut))  # (None: before
-                self.generate.setdefault((r.prompt, tuple(out.stop)), []).append(held)  # budgets)
+                        else Held(call.max_tokens, call.output, call.cut))
+                self.generate.setdefault((r.prompt, tuple(out.stop)), []).append(held)
             elif isinstance(out, MultipleChoiceOutput) and r.choice_logprobs is not None:
                 for c, lp in zip(r.choices or [], r.choice_logprobs, strict=True):
                     self.loglikelihood[(r.prompt, out.choice_prefix + c)] = lp
