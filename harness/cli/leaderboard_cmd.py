@@ -197,7 +197,7 @@ def check_command(
     if stale:
         bad = True
         typer.echo(f"{board}: stale: rerun {', '.join(stale)}")
-    drifted = [t for t in drifted_tasks(board, board_include_paths(board)) if t not in stale]
+    drifted = drifted_tasks(board, board_include_paths(board))
     if drifted:
         bad = True
         typer.echo(f"{board}: this checkout makes other items for {', '.join(drifted)}: rerun "

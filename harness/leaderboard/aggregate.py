@@ -387,7 +387,6 @@ def board_from_runs(paths: Sequence[Path], title: str = "Leaderboard", samples: 
             if cell.task.origin == "builtin":
                 specs.setdefault(n, set()).add(cell.task.spec_sha256)
                 read.setdefault(cell.run.given.parent, []).append(n)
-    stale = stale_tasks(specs)
-    stale = sorted({*stale, *drifted(read.items(), skip=stale)})
+    stale = sorted({*stale_tasks(specs), *drifted(read.items())})
     board, viewer = assemble(c, title, target, min_per_bucket, stale)
     return Merged(board, c, viewer)

@@ -41,16 +41,16 @@ def drifted_tasks(board: Path, include_paths: Sequence[Path] = ()) -> list[str]:
     return drifted(runs, include_paths)
 
 
-def drifted(runs: Iterable[tuple[Path, Iterable[str]]], include_paths: Sequence[Path] = (),
-            skip: Iterable[str] = ()) -> list[str]:
+def drifted(runs: Iterable[tuple[Path, Iterable[str]]], include_paths: Sequence[Path] = ()
+            ) -> list[str]:
     """Of ``runs`` ([(run folder, the tasks read from it)]), the tasks whose items this
     checkout makes differently from the items the runs asked (sorted). Each run's items are
-    made again (its seed, items per bucket and pool; once for runs that agree on them) and
-    every sample's reference answer, and its choices, compared with those of the item of the
-    same id. A change to a generator or a data file keeps the spec's hash, so ``stale_tasks``
-    cannot see it; this does. Not made again: ``skip`` (tasks ``stale_tasks`` names), tasks
-    found nowhere, and those whose items are measured in the model's tokens (a generator that
-    needs the tokenizer)."""
+    made again (today's spec, the run's seed, items per bucket and pool; once for runs that
+    agree on them) and every sample's reference answer, and its choices, compared with those
+    of the item of the same id. A change to a generator or a data file keeps the spec's hash,
+    so ``stale_tasks`` cannot see it; this does. Not made again: tasks whose spec hash is not
+    today's and tasks found nowhere (``stale_tasks`` names both), and those whose items are
+    measured in the model's tokens (a generator that needs the tokenizer)."""
     import json
 
     from harness.generators.registry import get_generator
@@ -58,16 +58,15 @@ def drifted(runs: Iterable[tuple[Path, Iterable[str]]], include_paths: Sequence[
     from harness.outputs import output_type
     from harness.outputs.prompts import target_text
     from harness.run.rescore import task_records
+    from harness.run.results import spec_hash
     from harness.spec.sources import GeneratorSource
-    from harness.spec.task import TaskSpec
     from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build([p for p in include_paths if p.is_dir()])
     out: set[str] = set()
-    skipped = set(skip)
     made: dict[tuple[object, ...], dict[str, Instance]] = {}
     for run_dir, used in runs:
-        wanted = set(used) - skipped - out
+        wanted = set(used) - out
         if not wanted:
             continue
         run = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
@@ -80,15 +79,17 @@ def drifted(runs: Iterable[tuple[Path, Iterable[str]]], include_paths: Sequence[
                 ref = index.resolve([name])[0]
             except HarnessError:
                 continue  # a task found nowhere: stale_tasks names it
-            spec = TaskSpec.model_validate(task["spec"])
+            spec = index.spec(ref)
+            if ref.address != name or task.get("spec_sha256") != spec_hash(spec):
+                continue  # another spec than today's: stale_tasks names it
             if isinstance(spec.source, GeneratorSource) and get_generator(
                     spec.source.name).needs_tokenizer:
                 continue
-            key = (name, task.get("spec_sha256"), cfg.get("seed", 0),
+            key = (name, cfg.get("seed", 0),
                    cfg.get("limit_per_bucket"), bool(cfg.get("matched_control")))
             if key not in made:
                 made[key] = {i.id: i for i in build_instances(
-                    spec, name, int(cfg.get("seed", 0)), ref.path.parent,
+                    spec, name, int(cfg.get("seed", 0)), ref.base_dir,
                     cfg.get("limit_per_bucket"),
                     matched_control=bool(cfg.get("matched_control"))).items}
             items = made[key]

@@ -81,13 +81,13 @@ def test_a_bucket_never_asks_one_instance_twice(shared_data: Path, task: str) ->
     index = TaskIndex.build([])
     [ref] = index.resolve([f"instructdiv/{task}"])
     spec = index.spec(ref)
-    items = build_instances(spec, ref.address, 3, ref.path.parent, 100).items
+    items = build_instances(spec, ref.address, 3, ref.base_dir, 100).items
     by_bucket: dict[str, list[str]] = {}
     for i in items:
         by_bucket.setdefault(i.bucket.label, []).append(str(i.record["lmentry_id"]))
     for ids in by_bucket.values():
         assert len(ids) == 100 and len(set(ids)) == 100
-    again = build_instances(spec, ref.address, 3, ref.path.parent, 100).items
+    again = build_instances(spec, ref.address, 3, ref.base_dir, 100).items
     assert [i.record for i in again] == [i.record for i in items]
 
 
