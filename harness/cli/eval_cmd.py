@@ -220,8 +220,11 @@ def eval_command(
                                  f"+-{100 * r.reach:.1f} pts ({r.widest})", err=True))
         print_results(results, console)
     if results.cache:
-        typer.echo(f"response cache: {results.cache.hits} answered from {results.cache.path}, "
-                   f"{results.cache.misses} sent to the model", err=True)
+        regrown = results.cache.regrown
+        typer.echo(f"response cache: {results.cache.hits} answered from {results.cache.path}"
+                   + (f" ({regrown} of them under another budget they ended before)"
+                      if regrown else "")
+                   + f", {results.cache.misses} sent to the model", err=True)
     if results.replay is not None:
         typer.echo(f"--replay: {results.replay.answered} answered from "
                    f"{len(results.replay.sources)} earlier run(s)"

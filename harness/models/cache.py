@@ -12,6 +12,11 @@ recomputes nothing that had finished. The cache sits between the runner and any 
 Sampled requests (temperature > 0) also key on their occurrence number within the call, so
 asking for the same prompt five times yields five samples, and a re-run gets the same five.
 
+A greedy generate request the cache holds under another budget is answered from there when
+that answer stopped by itself before this request's budget (``cache_store``: "Answers that
+ended before their budget"): a run under a changed budget asks the model only for the answers
+the old budget cut. Those are counted in ``CacheStats.regrown``.
+
 The database lives in the user cache directory (``platformdirs``), never inside the installed
 package; WAL mode lets concurrent runs share it. Rows carry checksums and a damaged file is moved
 aside (see :mod:`harness.models.cache_store`): a stored response that fails its checksum or does
@@ -86,6 +91,7 @@ class CacheStats:
     hits: int = 0  # requests answered from the cache
     misses: int = 0  # requests sent to the model (= model calls this run)
     rejected: int = 0  # stored responses that failed their checksum or decoding (asked again)
+    regrown: int = 0  # of the hits, answers stored under another budget that they ended before
 
 
 _KINDS: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (float, int),
@@ -169,6 +175,14 @@ class CachedLM(WrapperLM):
             warn(f"response cache: {rejected} stored {method} responses in {self.cache.path} "
                  "failed their checksum or could not be decoded; they were dropped and are "
                  "asked again")
+        if method == "generate":  # answers that ended before another budget (see module)
+            for k, t in zip(keys, texts, strict=True):
+                if k not in decoded and (held := self.cache.ended_answer(self._model, t)):
+                    try:
+                        decoded[k] = decode(json.loads(held))
+                        self.stats.regrown += 1
+                    except (ValueError, TypeError, KeyError, RecursionError):
+                        pass
         out: list[Res | None] = [None] * len(requests)
         todo: dict[str, list[int]] = {}  # key → positions waiting for it (greedy duplicates)
         for i, k in enumerate(keys):

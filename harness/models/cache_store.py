@@ -13,6 +13,17 @@ stderr, and the run goes on with a fresh, empty cache. This happens when the fil
 whenever a later read or write meets the damage.
 
 The checksum guards against damage and careless edits, not against someone who recomputes it.
+
+**Answers that ended before their budget.** A greedy answer that stopped by itself (fewer new
+tokens than its request allowed: an end of text or a stop string) is the answer the same
+request gets under any budget it fits in: greedy decoding writes the same tokens whatever room
+is left. Such rows are also listed in the ``ended`` table under their *family* (the model and
+the request without its budget, ``family_key``) with their token count, so a request that
+differs only in its budget (a changed budget rule, another ``--max-answer-tokens``) is answered
+from them (``ended_answer``) instead of asking the model again. An answer its budget cut is
+never served under another budget. A file written before the table existed is indexed once when
+it is opened; the row a family entry points to is read with its checksum and its family checked
+again, so a damaged entry can only miss, never serve another request's answer.
 """
 
 from __future__ import annotations
@@ -36,6 +47,8 @@ COLUMNS = ("key", "model", "method", "request", "response", "created", "checksum
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
            " method TEXT NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL,"
            " created REAL NOT NULL, checksum TEXT NOT NULL)")
+_ENDED = ("CREATE TABLE IF NOT EXISTS ended (family TEXT NOT NULL, n_tokens INTEGER NOT NULL,"
+          " key TEXT NOT NULL, PRIMARY KEY (family, key))")
 # messages of SQLite errors that mean the file's content, not the system, is the problem
 _DAMAGE = ("no such table", "no such column", "has no column", "malformed", "not a database")
 T = TypeVar("T")
@@ -55,6 +68,32 @@ def row_checksum(key: str, model: str, method: str, request: str, response: str)
 def row_key(model: str, request_json: str) -> str:
     """The row key: sha256 of the model key and the request JSON."""
     return hashlib.sha256(f"{model}\n{request_json}".encode()).hexdigest()
+
+
+def family_key(model: str, request_json: str) -> tuple[str, int] | None:
+    """A greedy generate request's family (sha256 of the model key and the request JSON without
+    its budget) and its budget; None for any other request (see module)."""
+    try:
+        body = json.loads(request_json)
+    except ValueError:
+        return None
+    if (not isinstance(body, dict) or body.get("method") != "generate" or "occurrence" in body
+            or body.get("temperature") != 0 or not isinstance(body.get("max_tokens"), int)):
+        return None
+    budget = body.pop("max_tokens")
+    rest = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return row_key(model, rest), budget
+
+
+def ended_tokens(request_json: str, response_json: str) -> int | None:
+    """The new tokens of a generated answer that stopped before its request's budget (None: it
+    used the whole budget, or the row is not such an answer)."""
+    try:
+        budget, n = json.loads(request_json)["max_tokens"], json.loads(response_json)["n_tokens"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    ok = isinstance(budget, int) and isinstance(n, int) and not isinstance(n, bool)
+    return n if ok and 0 <= n < budget else None
 
 
 def is_damage(e: sqlite3.Error) -> bool:
@@ -115,6 +154,7 @@ class ResponseCache:
             if problem is not None:
                 raise _Damaged(problem)
             db.execute(_SCHEMA)
+            self._index_ended(db)
         except BaseException:
             db.close()
             raise
@@ -128,6 +168,26 @@ class ResponseCache:
         if cols == [c for c in COLUMNS if c != "checksum"]:
             return "has no row checksums (written by an older harness)"
         return f"has an unexpected responses table (columns {', '.join(map(str, cols))})"
+
+    @staticmethod
+    def _index_ended(db: sqlite3.Connection) -> None:
+        """Create the ``ended`` table; a file from before it gets its rows indexed once."""
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ended'"
+                      ).fetchone():
+            return
+        db.execute("BEGIN IMMEDIATE")  # one process indexes; the others find the table made
+        try:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                              "name = 'ended'").fetchone():
+                db.execute(_ENDED)
+                rows = db.execute("SELECT key, model, request, response FROM responses "
+                                  "WHERE method = 'generate'").fetchall()
+                db.executemany("INSERT OR IGNORE INTO ended VALUES (?, ?, ?)",
+                               [e for r in rows if (e := _ended_entry(*r)) is not None])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _open(self) -> sqlite3.Connection:
         for _ in range(3):
@@ -220,17 +280,54 @@ class ResponseCache:
             return
         with self._lock:
             self.rejected += len(keys)
-            self._run(lambda db: db.executemany("DELETE FROM responses WHERE key = ?",
-                                                [(k,) for k in keys]))
+            self._run(lambda db: [db.executemany(f"DELETE FROM {table} WHERE key = ?",
+                                                 [(k,) for k in keys])
+                                  for table in ("responses", "ended")])
 
     def put(self, key: str, model: str, method: str, request: str, response: str) -> None:
         """Store one response and commit at once (it survives the process being killed)."""
         row = (key, model, method, request, response, time.time(),
                row_checksum(key, model, method, request, response))
+        ended = _ended_entry(key, model, request, response) if method == "generate" else None
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute(f"INSERT OR REPLACE INTO responses ({', '.join(COLUMNS)}) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            if ended is not None:
+                db.execute("INSERT OR IGNORE INTO ended VALUES (?, ?, ?)", ended)
+
         with self._lock:
-            self._run(lambda db: db.execute(
-                f"INSERT OR REPLACE INTO responses ({', '.join(COLUMNS)}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", row))
+            self._run(write)
+
+    def ended_answer(self, model: str, request_json: str) -> str | None:
+        """A stored answer, under another budget, that ended before this request's budget and
+        so is its answer (see module); None where the cache holds none."""
+        fam = family_key(model, request_json)
+        if fam is None:
+            return None
+        family, budget = fam
+
+        def read(db: sqlite3.Connection) -> list[tuple[str, ...]]:
+            keys = [r[0] for r in db.execute(
+                "SELECT key FROM ended WHERE family = ? AND n_tokens < ? ORDER BY key",
+                (family, budget)).fetchall()]
+            if not keys:
+                return []
+            marks = ",".join("?" * len(keys))
+            return list(db.execute("SELECT key, model, method, request, response, checksum "
+                                   f"FROM responses WHERE key IN ({marks})", keys).fetchall())
+
+        with self._lock:
+            rows = self._run(read)
+        for row in sorted(rows):
+            _, m, _, request, response, _ = row
+            if not _valid(row):
+                continue  # a damaged row is dropped when it is read by its own key
+            mine = family_key(m, request)
+            n = ended_tokens(request, response)
+            if mine is not None and mine[0] == family and n is not None and n < budget:
+                return str(response)
+        return None
 
     def info(self) -> dict[str, Any]:
         """Path, size, response counts per model and method, and damaged files moved aside."""
@@ -263,6 +360,7 @@ class ResponseCache:
                 cur = db.execute("DELETE FROM responses WHERE instr(model, ?) > 0",
                                  (model_substring,))
             n = cur.rowcount
+            db.execute("DELETE FROM ended WHERE key NOT IN (SELECT key FROM responses)")
             db.execute("VACUUM")
             return n
 
@@ -273,6 +371,15 @@ class ResponseCache:
         """Close the connection."""
         with self._lock:
             self._db.close()
+
+
+def _ended_entry(key: str, model: str, request: str, response: str
+                 ) -> tuple[str, int, str] | None:
+    """The ``ended`` row of a stored response: (family, new tokens, key); None unless it is a
+    greedy answer that stopped before its budget."""
+    fam = family_key(model, request)
+    n = ended_tokens(request, response) if fam is not None else None
+    return None if fam is None or n is None else (fam[0], n, key)
 
 
 class _Damaged(Exception):

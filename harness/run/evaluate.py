@@ -270,7 +270,8 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
                 for f in progress.failed],
         timings={k: round(v, 4) for k, v in timings.items()},
         cache=CacheReport(path=public_path(str(cached.cache.path)), hits=cached.stats.hits,
-                          misses=cached.stats.misses) if cached else None,
+                          misses=cached.stats.misses, regrown=cached.stats.regrown)
+        if cached else None,
         replay=ReplayReport(sources=replay.table.sources, answered=replay.answered,
                             grown=replay.grown)
         if replay else None,

@@ -152,6 +152,8 @@ class CacheReport(_Model):
     path: str  # the SQLite file
     hits: int  # requests answered from the cache
     misses: int  # requests sent to the model (the run's model calls)
+    regrown: int = Field(0, exclude_if=lambda v: not v)  # of the hits, answers stored under
+    # another budget that ended before this one (``models/cache``: the same greedy answer)
 
 
 class ReplayReport(BaseModel):
