@@ -25,6 +25,12 @@ full marks and its extractor found nothing in it, or only the start of the right
 might have been right with more room (``lost_to_budget``). A bucket where lost answers are
 at least ``CUT_MATERIAL`` of the answers is marked in the eval table, results.json and the
 board, and a gap or horizon that rests on such a bucket says so.
+
+Where the context set an item's room (``Prepared.context_bound``: its prompt leaves less than
+the bucket's budget), a cut answer ran out of the **model's context**: the model's own limit at
+that length, not the harness's budget. It is **lost to the context** (``lost_to_context``), never
+to the budget: no budget would have given it room, so it is not asked again with more, and a
+bucket where such answers are at least ``CUT_MATERIAL`` is marked "context-bound" instead.
 """
 
 from __future__ import annotations
@@ -52,15 +58,24 @@ def answer_budget(floor: int, longest: int, margin: float = 1.0, room: int | Non
     return budget if room is None else max(1, min(budget, room))
 
 
-def lost_to_budget(cut: bool, score: float, extracted: str, target: str) -> bool:
+def lost_to_budget(cut: bool, score: float, extracted: str, target: str,
+                   context_bound: bool = False) -> bool:
     """Whether a cut answer may have been right with more room: it scored below full marks and
     its extractor found no answer in it, or found the start of the right one (a count cut at
     its 29th number). A wrong answer the model had already given (a boxed value, a finished
-    line) is the model's, cut or not."""
-    if not cut or score >= 1:
+    line) is the model's, cut or not. An answer whose budget was what the model's context left
+    (``context_bound``) ran out of the model's context: lost to the context, not the budget."""
+    if not cut or score >= 1 or context_bound:
         return False
     got = extracted.strip()
     return not got or (got != target.strip() and target.strip().startswith(got))
+
+
+def lost_to_context(cut: bool, score: float, extracted: str, target: str,
+                    context_bound: bool) -> bool:
+    """Whether a wrong answer ran out of the model's context: cut where the context, not the
+    answer budget, set its room, as ``lost_to_budget`` judges a cut answer."""
+    return context_bound and lost_to_budget(cut, score, extracted, target)
 
 
 def stopped_on_budget(n_tokens: int, max_tokens: int) -> bool:

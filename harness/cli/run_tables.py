@@ -190,13 +190,15 @@ def metrics_table(difficulty_name: str, tr: TemplateReport) -> Table | None:
 def _note(row: BucketAggregate | RoleAggregate) -> str:
     """``floor`` where the score is not above the baseline, ``1 answer N%`` for a constant
     answerer, ``cut N%`` where answers stopped on the answer budget (``budget-bound`` where
-    wrong ones among them are a material share: the score may be the budget's)."""
+    wrong ones among them are a material share: the score may be the budget's; ``context-bound``
+    where those ran out of the model's context instead: the model's own limit)."""
     notes = ["floor"] if row.floor else []
     if row.constant and row.concentration is not None:
         notes.append(f"1 answer {100 * row.concentration:.0f}%")
     if row.cut:
         notes.append(f"cut {100 * row.cut:.0f}%" + (", budget-bound" if row.budget_bound
-                                                     else ""))
+                                                     else "")
+                     + (", context-bound" if row.context_bound else ""))
     return ", ".join(notes)
 
 
@@ -279,7 +281,10 @@ def horizon_lines(task: TaskResult) -> list[str]:
             level += f"batches correlated, ρ ≈ {h.overdispersion:.2f}; "
         if h.lost >= CUT_MATERIAL:
             level += (f"budget-bound: {_pct(h.lost)}% of the search's answers wrong and cut "
-                      "by the answer budget at the context's limit; ")
+                      "by the answer budget; ")
+        if h.context_lost >= CUT_MATERIAL:
+            level += (f"context-bound: {_pct(h.context_lost)}% of the search's answers wrong "
+                      "and cut where the model's context ended; ")
         out.append(f"horizon d50 ({h.template}{cond}): {horizon_text(h, task.difficulty_name)}  "
                    f"({level}{h.items} search + {h.id_items} ID answers{end})")
         if h.level is not None and h.at_level is not None and h.status not in ("floor",

@@ -31,6 +31,7 @@ class BucketCell(_Model):
     constant: bool = False  # one answer makes up most of the model's answers here
     cut: float | None = Field(None, exclude_if=lambda v: v is None)  # share stopped on budget
     budget_bound: bool = Field(False, exclude_if=lambda v: not v)  # lost ones: answers/budget
+    context_bound: bool = Field(False, exclude_if=lambda v: not v)  # lost to the context instead
 
 
 class MetricCells(_Model):
@@ -70,6 +71,7 @@ class HorizonCell(_Model):
     fit_p: float | None = None  # the check round's p-value (misfit below 0.01)
     accuracies: list[tuple[float, float, int]] = []  # (difficulty, accuracy, answered) tried
     lost: float = Field(0.0, exclude_if=lambda v: not v)  # answers lost to the budget (share)
+    context_lost: float = Field(0.0, exclude_if=lambda v: not v)  # ... to the model's context
 
 
 class AnalysisCell(_Model):

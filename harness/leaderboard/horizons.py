@@ -26,7 +26,7 @@ def _cell(h: HorizonResult) -> HorizonCell:
                        fixed_crossing=r(h.fixed_crossing), overdispersion=r10(h.overdispersion),
                        shapes=[r10(x) for x in h.shapes], fit_p=r(h.fit_p),
                        accuracies=[(d, r10(a), n) for d, a, n in h.accuracies()],
-                       lost=r10(h.lost))
+                       lost=r10(h.lost), context_lost=r10(h.context_lost))
 
 
 def horizon_cells(t: TaskResult, template: str) -> tuple[HorizonCell | None, HorizonCell | None]:
@@ -75,10 +75,12 @@ _g = format_difficulty
 def d50_text(c: HorizonCell | None) -> str:
     """A d50 cell as text: "13.6 [9.9, 28.5] ×1.70", "≥ 64" (with what ended the range
     where the task's own range did not: "≥ 41 (context)"), "≤ 1" or "none" ("-": no search);
-    "budget-bound" after one whose answers the budget cut."""
+    "budget-bound" after one whose answers the budget cut, "context-bound" where the model's
+    context did."""
     if c is None:
         return "-"
-    bound = " budget-bound" if c.lost >= CUT_MATERIAL else ""  # answers the budget cut
+    bound = (" budget-bound" if c.lost >= CUT_MATERIAL else ""  # answers the budget cut
+             ) + (" context-bound" if c.context_lost >= CUT_MATERIAL else "")  # or the context
     if c.status == "floor":
         return "none (floor)"
     if c.status == "above":  # censored: at the task's range, or where another limit ends it

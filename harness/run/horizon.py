@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.answers.budget import lost_to_budget, target_tokens
+from harness.answers.budget import lost_to_budget, lost_to_context, target_tokens
 from harness.answers.metrics import checked_metric
 from harness.config import RunConfig
 from harness.errors import HarnessError, ItemError
@@ -177,11 +177,11 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
             for d, (c, n) in sorted(id_answers.items()):
                 search.add(d, c, n)
             id_items, before = search.items, dict(search.tried)
-            tally = [0, 0]  # the search's answers, and those lost to the budget
+            asked: list[SampleRecord] = []  # the search's answers, in the order asked
             sizes: list[int] = []  # answers per round, in the order asked
 
             def ask(rounds: list[tuple[int, int]], tpl: TemplateSpec = tpl,
-                    cond: Condition = cond, tally: list[int] = tally,
+                    cond: Condition = cond, asked: list[SampleRecord] = asked,
                     sizes: list[int] = sizes) -> list[tuple[int, float, int]]:
                 batch: list[Prepared] = []
                 for d, n in rounds:
@@ -189,11 +189,10 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
                     used[d] += n
                 records = answer(spec, batch)
                 sizes.append(len(records))
+                asked.extend(records)
                 per: dict[int, list[float]] = defaultdict(list)
                 for p, r in zip(batch, records, strict=True):
                     per[int(p.item.difficulty)].append(r.score)
-                    tally[0] += 1
-                    tally[1] += lost_to_budget(r.cut, r.score, r.extracted, r.target)
                 return [(d, math.fsum(per[d]), len(per[d])) for d, _ in rounds]
 
             ends = [(hi, end)]
@@ -205,9 +204,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
                       for d, (c, n) in sorted(search.tried.items())]
             res = _result(est, tpl.id, cond.id, plan.edge, ends[-1][1], id_items, points,
                           curve, h, search.check_items, sorted(id_answers.items()))
-            extra: dict[str, object] = {"rounds": sizes, **_level(search, h)}
-            if tally[1]:
-                extra["lost"] = tally[1] / tally[0]
+            extra = {"rounds": sizes, **_level(search, h), **_lost(asked)}
             out.append(res.model_copy(update=extra))
     return out
 
@@ -244,7 +241,19 @@ def recomputed(h: HorizonResult, fixed: Sequence[SampleRecord],
         "shapes": list(est.shapes), "fit_p": est.fit_p,
         "id_points": [(d, c, n) for d, (c, n) in ids],
         "fixed_crossing": fall_d50(est.top, est.baseline, curve),
-        **_level(search, HorizonSpec.model_validate(h.horizon))})
+        **_level(search, HorizonSpec.model_validate(h.horizon)),
+        **_lost([r for r in searched if r.template == h.template
+                 and r.condition == h.condition])})
+
+
+def _lost(records: Sequence[SampleRecord]) -> dict[str, float]:
+    """The shares of a search's answers lost to the answer budget and to the model's context
+    (``answers/budget``); 0 (left out of results.json) where none were."""
+    n = max(len(records), 1)
+    return {"lost": sum(lost_to_budget(r.cut, r.score, r.extracted, r.target, r.context_bound)
+                        for r in records) / n,
+            "context_lost": sum(lost_to_context(r.cut, r.score, r.extracted, r.target,
+                                                r.context_bound) for r in records) / n}
 
 
 def _level(search: HorizonSearch, h: HorizonSpec) -> dict[str, object]:

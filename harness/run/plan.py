@@ -188,7 +188,9 @@ class RunPlan:
         if budget is None:
             return p
         room = self.room(p)  # this prompt, exemplars and chat turns included
-        return replace(p, max_tokens=budget if room is None else max(1, min(budget, room)))
+        if room is None or budget <= room:
+            return replace(p, max_tokens=budget)
+        return replace(p, max_tokens=max(1, room), context_bound=True)
 
     def room(self, p: Prepared) -> int | None:
         """The tokens the model's context leaves after ``p``'s prompt (a token kept for the
@@ -220,9 +222,10 @@ class RunPlan:
         if p.max_tokens is None:
             return None
         grown = 2 * p.max_tokens if self.cap is None else min(2 * p.max_tokens, self.cap)
-        if (room := self.room(p)) is not None:
-            grown = min(grown, room)
-        return replace(p, max_tokens=grown) if grown > p.max_tokens else None
+        room = self.room(p)
+        bound = room is not None and room < grown  # the context, not the doubling, sets it
+        grown = room if room is not None and bound else grown
+        return replace(p, max_tokens=grown, context_bound=bound) if grown > p.max_tokens else None
 
     def bucket_at(self, d: int) -> Bucket:
         """A bucket of the one difficulty ``d`` (its role from the ID edge)."""

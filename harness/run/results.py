@@ -113,7 +113,9 @@ class HorizonResult(_Model):
     rounds: list[int] = Field(  # answers per round in the order asked (the check round's
         default_factory=list, exclude_if=lambda v: not v)  # last): what rescore cuts them by
     lost: float = Field(0.0, exclude_if=lambda v: not v)  # share of the search's answers
-    # wrong and cut by the answer budget after it was raised to the context (answers/budget)
+    # wrong and cut by the answer budget after its raises (the run's cap; answers/budget)
+    context_lost: float = Field(0.0, exclude_if=lambda v: not v)  # share of them wrong and
+    # cut where the model's context, not the budget, ended their room (answers/budget)
 
     @property
     def factor(self) -> float | None:

@@ -46,6 +46,8 @@ class BucketAggregate(BaseModel):
         None, exclude_if=lambda v: v is None)  # (answers/budget); None: not one did
     budget_bound: bool = Field(  # wrong answers cut by the budget are at least CUT_MATERIAL
         False, exclude_if=lambda v: not v)  # of the answers: the score may be the budget's
+    context_bound: bool = Field(  # wrong answers that ran out of the model's context are at
+        False, exclude_if=lambda v: not v)  # least CUT_MATERIAL of the answers (answers/budget)
 
 
 class RoleAggregate(BaseModel):
@@ -67,6 +69,8 @@ class RoleAggregate(BaseModel):
         None, exclude_if=lambda v: v is None)  # (answers/budget); None: not one did
     budget_bound: bool = Field(  # wrong answers cut by the budget are at least CUT_MATERIAL
         False, exclude_if=lambda v: not v)  # of the answers: the score may be the budget's
+    context_bound: bool = Field(  # wrong answers that ran out of the model's context are at
+        False, exclude_if=lambda v: not v)  # least CUT_MATERIAL of the answers (answers/budget)
 
 
 _Summary = tuple[int, float, float | None, float | None, float | None]
@@ -81,6 +85,7 @@ class Level:
     concentration: float | None = None  # share of the model's most frequent answer
     cut: float | None = None  # share of the answers that stopped on the answer budget
     lost: float | None = None  # share of the answers that did and scored below full marks
+    context: float | None = None  # share lost to the model's context instead (answers/budget)
 
 
 def not_above(correct: float, n: int, baseline: float) -> bool:
@@ -102,6 +107,7 @@ def _judged(n: int, correct: float, level: Level | None) -> dict[str, object]:
         "constant": is_constant(share, n),
         "cut": r10(level.cut) if level.cut else None,
         "budget_bound": level.lost is not None and level.lost >= CUT_MATERIAL,
+        "context_bound": level.context is not None and level.context >= CUT_MATERIAL,
     }
 
 

@@ -55,7 +55,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from harness.answers.budget import lost_to_budget
+from harness.answers.budget import lost_to_budget, lost_to_context
 from harness.answers.extract import extract as extract_answer
 from harness.scoring.records import SampleRecord
 from harness.spec.scoring import ExtractSpec
@@ -87,6 +87,7 @@ class Answer:
     position: int | None = None  # MC: the chosen choice's position
     cut: bool = False  # the answer stopped on its budget
     lost: bool = False  # ... and may have been right with more room (answers/budget)
+    context: bool = False  # ... where the model's context, not the budget, set that room
 
 
 def constant_baseline(keys: Sequence[AnswerKey], metric: Metric,
@@ -227,13 +228,16 @@ def concentration(answers: Sequence[Answer]) -> float | None:
     return share
 
 
-def cut_shares(answers: Sequence[Answer]) -> tuple[float | None, float | None]:
-    """The share of ``answers`` that stopped on their budget, and of those lost to it (cut and
-    below full marks); (None, None) for no answers."""
+def cut_shares(answers: Sequence[Answer]
+               ) -> tuple[float | None, float | None, float | None]:
+    """The share of ``answers`` that stopped on their budget, of those lost to it (cut and
+    below full marks), and of those lost to the model's context instead (answers/budget);
+    (None, None, None) for no answers."""
     if not answers:
-        return None, None
+        return None, None, None
     n = len(answers)
-    return sum(a.cut for a in answers) / n, sum(a.lost for a in answers) / n
+    return (sum(a.cut for a in answers) / n, sum(a.lost for a in answers) / n,
+            sum(a.context for a in answers) / n)
 
 
 def is_constant(share: float | None, n: int) -> bool:
@@ -254,4 +258,6 @@ def answer(s: SampleRecord) -> Answer:
         return Answer(s.extracted, s.choices.index(s.extracted) if s.extracted in s.choices
                       else None)
     return Answer(s.extracted, cut=s.cut,
-                  lost=lost_to_budget(s.cut, s.score, s.extracted, s.target))
+                  lost=lost_to_budget(s.cut, s.score, s.extracted, s.target, s.context_bound),
+                  context=lost_to_context(s.cut, s.score, s.extracted, s.target,
+                                          s.context_bound))

@@ -28,6 +28,8 @@ class Prepared:
     position: int = 0  # the item's position in its InstanceSet's items
     max_tokens: int | None = None  # generation: the answer budget (answers/budget); None: the
     # task's max_tokens
+    context_bound: bool = False  # the budget is what the model's context leaves after the
+    # prompt, less than the bucket's: an answer cut there ran out of context, not budget
 
 
 def record_fields(p: Prepared) -> dict[str, object]:
@@ -38,7 +40,7 @@ def record_fields(p: Prepared) -> dict[str, object]:
         "meta": p.meta, "fewshot_ids": p.fewshot_ids,
         "difficulty": p.item.difficulty, "bucket": p.item.bucket.label,
         "bucket_index": p.item.bucket.index, "role": p.item.bucket.role,
-        "prompt": p.prompt, "target": p.target,
+        "prompt": p.prompt, "target": p.target, "context_bound": p.context_bound,
     }
 
 

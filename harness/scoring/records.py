@@ -54,4 +54,6 @@ class SampleRecord(BaseModel):
     calls: list[ModelCall] = []  # model calls made for this sample, in order
     cut: bool = Field(False, exclude_if=lambda v: not v)  # a call stopped on its answer budget
     # (answers/budget): the answer may have been cut short
+    context_bound: bool = Field(False, exclude_if=lambda v: not v)  # that budget was what the
+    # model's context left after the prompt: a cut answer ran out of context, not budget
     meta: dict[str, Any] = {}  # record fields named in the spec's fields.meta

@@ -202,13 +202,17 @@ def test_the_search_raises_the_budget_of_an_answer_it_cut(tmp_path: Path) -> Non
     first = {r.id: answer_budget(80, int(r.difficulty), 1.25) for r in recs}  # words
     assert long and all(c.max_tokens == 2 * first[r.id] for r in long for c in r.calls)
     assert all(c.max_tokens == first[r.id] for r in recs if r not in long for c in r.calls)
-    # answers that outgrow what the context leaves stay cut and wrong, and the line says so
+    # answers that outgrow what the context leaves stay cut and wrong, lost to the model's
+    # context (its own limit: no budget could give them room), not to the budget
     res = _search(tmp_path, Wordy(300, pad=2), "padded")
     (h,) = res.tasks[0].horizons
     recs = read_samples(tmp_path / "padded" / h.samples_file)
-    assert h.lost >= CUT_MATERIAL and h.lost == sum(r.cut for r in recs) / len(recs)
+    assert h.context_lost >= CUT_MATERIAL and h.lost == 0.0
+    assert h.context_lost == sum(r.cut for r in recs) / len(recs)
+    assert all(r.context_bound for r in recs if r.cut)
     assert all(len(r.calls) == 1 and r.calls[0].max_tokens <= 300 for r in recs)
-    assert "budget-bound" in "\n".join(horizon_lines(res.tasks[0]))
+    lines = "\n".join(horizon_lines(res.tasks[0]))
+    assert "context-bound" in lines and "budget-bound" not in lines
     # a context that ends the range: the search says so, not the budget; no budget reaches
     # past what its own prompt (exemplars included) leaves of the context, so the answers of
     # this model (two tokens a letter) that the context cannot hold are cut and counted lost
@@ -220,7 +224,8 @@ def test_the_search_raises_the_budget_of_an_answer_it_cut(tmp_path: Path) -> Non
     res = _search(tmp_path, model, "walled")
     (h,) = res.tasks[0].horizons
     recs = read_samples(tmp_path / "walled" / h.samples_file)
-    assert h.range_end == "context" and h.lost == sum(r.cut for r in recs) / len(recs) > 0
+    assert h.range_end == "context" and h.lost == 0.0
+    assert h.context_lost == sum(r.cut for r in recs) / len(recs) > 0
     fit = [(len(p.split()), n) for p, n in asked if len(p.split()) + 2 <= 100]
     assert fit and all(used + n + 1 <= 100 for used, n in fit)  # (a fixed item's prompt can
     # fill the context alone: its budget is then 1)
@@ -252,3 +257,32 @@ def test_the_run_can_cap_every_budget(tmp_path: Path) -> None:
     assert by["5"].cut is None and by["8"].budget_bound and by["12"].budget_bound
     data = json.loads((tmp_path / "capped" / "results.json").read_text())
     assert data["run"]["max_answer_tokens"] == 6
+
+
+def test_an_answer_cut_where_the_context_ended_is_the_models_not_the_budgets(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A context of 26 tokens: the 12-letter bucket's prompts (17 words) leave 8 of the 16
+    tokens its targets ask for, so its answers run out of the model's context: that bucket is
+    context-bound, not budget-bound, and the gaps do not say they rest on the budget there; the
+    5- and 8-letter buckets' answers (9 and 15 characters) are still their budgets'."""
+    res = _run(tmp_path, Wordy(26), "walled")
+    (tr,) = res.tasks[0].templates
+    by = {b.bucket: b for b in tr.buckets}
+    recs = read_samples(tmp_path / "walled" / res.tasks[0].samples_file)
+    twelve = [r for r in recs if r.bucket == "12"]
+    assert twelve and all(r.context_bound and r.cut and r.calls[0].max_tokens == 8
+                          for r in twelve)
+    assert not any(r.context_bound for r in recs if r.bucket != "12")
+    assert by["12"].context_bound and not by["12"].budget_bound and by["12"].cut == 1.0
+    assert by["8"].budget_bound and not by["8"].context_bound
+    assert tr.gaps.budget_bound == ["5", "8"]  # 9 and 15 characters: budgets 8 and 11
+    data = json.loads((tmp_path / "walled" / "results.json").read_text())
+    row = data["tasks"][0]["templates"][0]["buckets"][3]
+    assert row["context_bound"] is True and "budget_bound" not in row
+    monkeypatch.setitem(backends.BACKENDS.items, "t45walled", lambda name, args, bs: Wordy(26))
+    out = CliRunner(env={"COLUMNS": "200"}).invoke(app, [
+        "eval", "--model", "t45walled:x", "--tasks", "mine/copy_budget", "--include-path",
+        str(_tasks(tmp_path)), "--limit-per-bucket", "20", "--seed", "0", "--no-cache",
+        "--output-dir", str(tmp_path / "cli")])
+    assert out.exit_code == 0, out.output
+    assert "cut 100%, context-bound" in out.output and "cut 100%, budget-bound" in out.output
