@@ -31,15 +31,25 @@ the bucket's budget), a cut answer ran out of the **model's context**: the model
 that length, not the harness's budget. It is **lost to the context** (``lost_to_context``), never
 to the budget: no budget would have given it room, so it is not asked again with more, and a
 bucket where such answers are at least ``CUT_MATERIAL`` is marked "context-bound" instead.
+
+A cut answer whose extractor found nothing is not lost to the budget either when it was cut
+**inside a loop** (``looped``: its end repeats one block of text at least ``LOOP_REPEATS``
+times): a greedy model that repeats itself goes on repeating, and more room only makes the
+answer longer. Small models do this often, and so do larger ones that give their answer and go
+on writing. A bucket reports the share of its answers cut in a loop beside the cut share.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Protocol
 
 BUDGET_PAD = 1  # a token on top of the scaled longest target (the stop string's)
 CUT_MATERIAL = 0.05  # share of a bucket's answers lost to the budget that marks the bucket
+LOOP_REPEATS = 3  # an answer ends in a loop when one block repeats this often at its end ...
+LOOP_SPAN = 64  # ... over at least this many characters (a short block repeats more) ...
+LOOP_TAIL = 4000  # ... within its last this many characters
 
 CountTokens = Callable[[str], "int | None"]
 
@@ -58,24 +68,67 @@ def answer_budget(floor: int, longest: int, margin: float = 1.0, room: int | Non
     return budget if room is None else max(1, min(budget, room))
 
 
-def lost_to_budget(cut: bool, score: float, extracted: str, target: str,
-                   context_bound: bool = False) -> bool:
-    """Whether a cut answer may have been right with more room: it scored below full marks and
-    its extractor found no answer in it, or found the start of the right one (a count cut at
-    its 29th number). A wrong answer the model had already given (a boxed value, a finished
-    line) is the model's, cut or not. An answer whose budget was what the model's context left
-    (``context_bound``) ran out of the model's context: lost to the context, not the budget."""
-    if not cut or score >= 1 or context_bound:
+class Answered(Protocol):
+    """What the budget's verdicts read of a scored answer (a ``SampleRecord`` has it)."""
+
+    @property
+    def cut(self) -> bool: ...  # it stopped on its budget
+    @property
+    def score(self) -> float: ...
+    @property
+    def extracted(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def output(self) -> str: ...  # what the model wrote
+    @property
+    def context_bound(self) -> bool: ...  # its budget was what the context left
+
+
+def looping(text: str) -> bool:
+    """Whether ``text`` ends in a loop: its last ``max(LOOP_REPEATS × p, LOOP_SPAN)`` characters
+    repeat one block of ``p`` characters (a partial block at either end included), for some
+    ``p`` (checked over the last ``LOOP_TAIL`` characters), and are not all blank."""
+    t = text[-LOOP_TAIL:]
+    for p in range(1, len(t) // LOOP_REPEATS + 1):
+        span = max(LOOP_REPEATS * p, LOOP_SPAN)
+        if span > len(t):
+            break
+        s = t[-span:]
+        if s[p:] == s[:-p]:
+            return not s.isspace()  # a run of blanks may be layout before more text
+    return False
+
+
+def looped(a: Answered) -> bool:
+    """Whether a cut answer was cut inside a loop (``looping``): greedy decoding that repeats
+    itself goes on repeating, so more room would only have made it longer."""
+    return a.cut and looping(a.output)
+
+
+def lost_to_budget(a: Answered) -> bool:
+    """Whether a cut answer may have been right with more room (``_lost``) where the budget,
+    not the model's context, set that room."""
+    return not a.context_bound and _lost(a)
+
+
+def lost_to_context(a: Answered) -> bool:
+    """Whether a cut answer may have been right with more room (``_lost``) where the model's
+    context set it: it ran out of the model's context, the model's own limit."""
+    return a.context_bound and _lost(a)
+
+
+def _lost(a: Answered) -> bool:
+    """A cut answer that scored below full marks whose extractor found the start of the right
+    answer in it (a count cut at its 29th number), or found no answer while it was not cut
+    inside a loop (``looped``). A wrong answer the model had already given (a boxed value, a
+    finished line) is the model's, cut or not."""
+    if not a.cut or a.score >= 1:
         return False
-    got = extracted.strip()
-    return not got or (got != target.strip() and target.strip().startswith(got))
-
-
-def lost_to_context(cut: bool, score: float, extracted: str, target: str,
-                    context_bound: bool) -> bool:
-    """Whether a wrong answer ran out of the model's context: cut where the context, not the
-    answer budget, set its room, as ``lost_to_budget`` judges a cut answer."""
-    return context_bound and lost_to_budget(cut, score, extracted, target)
+    got, target = a.extracted.strip(), a.target.strip()
+    if got:
+        return got != target and target.startswith(got)
+    return not looped(a)
 
 
 def stopped_on_budget(n_tokens: int, max_tokens: int) -> bool:

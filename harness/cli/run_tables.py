@@ -191,13 +191,15 @@ def _note(row: BucketAggregate | RoleAggregate) -> str:
     """``floor`` where the score is not above the baseline, ``1 answer N%`` for a constant
     answerer, ``cut N%`` where answers stopped on the answer budget (``budget-bound`` where
     wrong ones among them are a material share: the score may be the budget's; ``context-bound``
-    where those ran out of the model's context instead: the model's own limit)."""
+    where those ran out of the model's context instead: the model's own limit; ``in a loop N%``:
+    the share cut while repeating itself)."""
     notes = ["floor"] if row.floor else []
     if row.constant and row.concentration is not None:
         notes.append(f"1 answer {100 * row.concentration:.0f}%")
     if row.cut:
-        notes.append(f"cut {100 * row.cut:.0f}%" + (", budget-bound" if row.budget_bound
-                                                     else "")
+        notes.append(f"cut {100 * row.cut:.0f}%"
+                     + (f" (in a loop {100 * row.looped:.0f}%)" if row.looped else "")
+                     + (", budget-bound" if row.budget_bound else "")
                      + (", context-bound" if row.context_bound else ""))
     return ", ".join(notes)
 

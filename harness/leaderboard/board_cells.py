@@ -32,6 +32,7 @@ class BucketCell(_Model):
     cut: float | None = Field(None, exclude_if=lambda v: v is None)  # share stopped on budget
     budget_bound: bool = Field(False, exclude_if=lambda v: not v)  # lost ones: answers/budget
     context_bound: bool = Field(False, exclude_if=lambda v: not v)  # lost to the context instead
+    looped: float | None = Field(None, exclude_if=lambda v: not v)  # share cut inside a loop
 
 
 class MetricCells(_Model):

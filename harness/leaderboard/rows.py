@@ -75,7 +75,8 @@ def _cells(rows: Sequence[BucketAggregate | RoleAggregate]) -> list[BucketCell]:
     return [BucketCell(label=r.bucket if isinstance(r, BucketAggregate) else r.role, n=r.n,
                        accuracy=r.accuracy, ci_low=r.ci_low, ci_high=r.ci_high,
                        baseline=r.baseline, floor=r.floor, constant=r.constant, cut=r.cut,
-                       budget_bound=r.budget_bound, context_bound=r.context_bound)
+                       budget_bound=r.budget_bound, context_bound=r.context_bound,
+                       looped=r.looped)
             for r in rows]
 
 

@@ -104,7 +104,9 @@ def _cell_text(c: BucketCell) -> str:
     material share)."""
     marks = ("≤base " if c.floor else "") + ("1-answer " if c.constant else "")
     if c.cut:
-        marks += (f"cut {pct(c.cut, 0)}% " + ("budget-bound " if c.budget_bound else "")
+        marks += (f"cut {pct(c.cut, 0)}% " + (f"(in a loop {pct(c.looped, 0)}%) " if c.looped
+                                              else "")
+                  + ("budget-bound " if c.budget_bound else "")
                   + ("context-bound " if c.context_bound else ""))
     base = "" if c.baseline is None else f", base {pct(c.baseline)}"
     return f"{pct(c.accuracy)} (n={c.n}{base}) {marks}".rstrip()

@@ -148,8 +148,7 @@ def _horizons(plan: RunPlan, model: LM, cfg: RunConfig, fixed_path: Path,
         records = run_strategy(cfg.strategy, answered, plan.task, batch, plan.pool, model)
         for _ in range(RAISES):  # a wrong answer the budget cut is asked again with more room
             again = [(i, plan.raised(batch[i])) for i, r in enumerate(records)
-                     if lost_to_budget(r.cut, r.score, r.extracted, r.target,
-                                       r.context_bound)]
+                     if lost_to_budget(r)]
             grown = [(i, p) for i, p in again if p is not None]
             if not grown:
                 break

@@ -250,10 +250,8 @@ def _lost(records: Sequence[SampleRecord]) -> dict[str, float]:
     """The shares of a search's answers lost to the answer budget and to the model's context
     (``answers/budget``); 0 (left out of results.json) where none were."""
     n = max(len(records), 1)
-    return {"lost": sum(lost_to_budget(r.cut, r.score, r.extracted, r.target, r.context_bound)
-                        for r in records) / n,
-            "context_lost": sum(lost_to_context(r.cut, r.score, r.extracted, r.target,
-                                                r.context_bound) for r in records) / n}
+    return {"lost": sum(map(lost_to_budget, records)) / n,
+            "context_lost": sum(map(lost_to_context, records)) / n}
 
 
 def _level(search: HorizonSearch, h: HorizonSpec) -> dict[str, object]:

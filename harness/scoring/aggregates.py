@@ -48,6 +48,8 @@ class BucketAggregate(BaseModel):
         False, exclude_if=lambda v: not v)  # of the answers: the score may be the budget's
     context_bound: bool = Field(  # wrong answers that ran out of the model's context are at
         False, exclude_if=lambda v: not v)  # least CUT_MATERIAL of the answers (answers/budget)
+    looped: float | None = Field(  # share of the answers cut inside a loop (answers/budget):
+        None, exclude_if=lambda v: not v)  # more room would only have made them longer
 
 
 class RoleAggregate(BaseModel):
@@ -71,6 +73,8 @@ class RoleAggregate(BaseModel):
         False, exclude_if=lambda v: not v)  # of the answers: the score may be the budget's
     context_bound: bool = Field(  # wrong answers that ran out of the model's context are at
         False, exclude_if=lambda v: not v)  # least CUT_MATERIAL of the answers (answers/budget)
+    looped: float | None = Field(  # share of the answers cut inside a loop (answers/budget):
+        None, exclude_if=lambda v: not v)  # more room would only have made them longer
 
 
 _Summary = tuple[int, float, float | None, float | None, float | None]
@@ -86,6 +90,7 @@ class Level:
     cut: float | None = None  # share of the answers that stopped on the answer budget
     lost: float | None = None  # share of the answers that did and scored below full marks
     context: float | None = None  # share lost to the model's context instead (answers/budget)
+    looped: float | None = None  # share of the answers cut inside a loop (answers/budget)
 
 
 def not_above(correct: float, n: int, baseline: float) -> bool:
@@ -108,6 +113,7 @@ def _judged(n: int, correct: float, level: Level | None) -> dict[str, object]:
         "cut": r10(level.cut) if level.cut else None,
         "budget_bound": level.lost is not None and level.lost >= CUT_MATERIAL,
         "context_bound": level.context is not None and level.context >= CUT_MATERIAL,
+        "looped": r10(level.looped) if level.looped else None,
     }
 
 

@@ -55,7 +55,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from harness.answers.budget import lost_to_budget, lost_to_context
+from harness.answers.budget import looped, lost_to_budget, lost_to_context
 from harness.answers.extract import extract as extract_answer
 from harness.scoring.records import SampleRecord
 from harness.spec.scoring import ExtractSpec
@@ -88,6 +88,7 @@ class Answer:
     cut: bool = False  # the answer stopped on its budget
     lost: bool = False  # ... and may have been right with more room (answers/budget)
     context: bool = False  # ... where the model's context, not the budget, set that room
+    looped: bool = False  # it was cut inside a loop (answers/budget): more room, more loop
 
 
 def constant_baseline(keys: Sequence[AnswerKey], metric: Metric,
@@ -229,15 +230,15 @@ def concentration(answers: Sequence[Answer]) -> float | None:
 
 
 def cut_shares(answers: Sequence[Answer]
-               ) -> tuple[float | None, float | None, float | None]:
+               ) -> tuple[float | None, float | None, float | None, float | None]:
     """The share of ``answers`` that stopped on their budget, of those lost to it (cut and
-    below full marks), and of those lost to the model's context instead (answers/budget);
-    (None, None, None) for no answers."""
+    below full marks), of those lost to the model's context instead, and of those cut inside
+    a loop (answers/budget); all None for no answers."""
     if not answers:
-        return None, None, None
+        return None, None, None, None
     n = len(answers)
     return (sum(a.cut for a in answers) / n, sum(a.lost for a in answers) / n,
-            sum(a.context for a in answers) / n)
+            sum(a.context for a in answers) / n, sum(a.looped for a in answers) / n)
 
 
 def is_constant(share: float | None, n: int) -> bool:
@@ -258,6 +259,4 @@ def answer(s: SampleRecord) -> Answer:
         return Answer(s.extracted, s.choices.index(s.extracted) if s.extracted in s.choices
                       else None)
     return Answer(s.extracted, cut=s.cut,
-                  lost=lost_to_budget(s.cut, s.score, s.extracted, s.target, s.context_bound),
-                  context=lost_to_context(s.cut, s.score, s.extracted, s.target,
-                                          s.context_bound))
+                  lost=lost_to_budget(s), context=lost_to_context(s), looped=looped(s))

@@ -9,12 +9,23 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from harness.answers.budget import BUDGET_PAD, CUT_MATERIAL, answer_budget, lost_to_budget
+from harness.answers.budget import (
+    BUDGET_PAD,
+    CUT_MATERIAL,
+    LOOP_REPEATS,
+    LOOP_SPAN,
+    answer_budget,
+    looped,
+    looping,
+    lost_to_budget,
+    lost_to_context,
+)
 from harness.cli.main import app
 from harness.cli.run_tables import horizon_lines
 from harness.config import RunConfig
@@ -54,19 +65,35 @@ class Worded(ScriptedLM):
         return len(text.split())
 
 
+@dataclass(frozen=True)
+class _Ans:
+    cut: bool
+    score: float
+    extracted: str
+    target: str
+    output: str = ""
+    context_bound: bool = False
+
+
+def _ans(cut: bool, score: float, extracted: str, target: str, output: str = "",
+         context_bound: bool = False) -> _Ans:
+    return _Ans(cut, score, extracted, target, output or extracted, context_bound)
+
+
 def _letters(prompt: str) -> str:
     return INPUT.findall(prompt)[-1]
 
 
-def _tasks(tmp_path: Path) -> Path:
+def _tasks(tmp_path: Path, text: str = TASK) -> Path:
     (tmp_path / "tasks" / "mine").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "tasks" / "mine" / "copy_budget.yaml").write_text(TASK)
+    (tmp_path / "tasks" / "mine" / "copy_budget.yaml").write_text(text)
     return tmp_path / "tasks"
 
 
-def _run(tmp_path: Path, model: ScriptedLM, name: str, **kw: object) -> Results:
+def _run(tmp_path: Path, model: ScriptedLM, name: str, text: str = TASK, **kw: object
+         ) -> Results:
     cfg = RunConfig(model="scripted:x", tasks=["mine/copy_budget"], seed=0, limit_per_bucket=20,
-                    include_paths=[_tasks(tmp_path)], output_dir=tmp_path / name,
+                    include_paths=[_tasks(tmp_path, text)], output_dir=tmp_path / name,
                     use_cache=False, **kw)  # type: ignore[arg-type]
     return evaluate(cfg, model=model)
 
@@ -136,9 +163,11 @@ def test_a_wrong_answer_the_model_gave_is_not_the_budgets(tmp_path: Path) -> Non
     (tr,) = res.tasks[0].templates
     assert {b.bucket: b.cut for b in tr.buckets} == {"2": 1.0, "5": 1.0, "8": 1.0, "12": 1.0}
     assert not any(b.budget_bound for b in tr.buckets) and not tr.gaps.budget_bound
-    assert not lost_to_budget(True, 0.0, "um um um", "a b")
-    assert lost_to_budget(True, 0.0, "a b", "a b c") and lost_to_budget(True, 0.0, " ", "a")
-    assert not lost_to_budget(False, 0.0, "", "a") and not lost_to_budget(True, 1.0, "a", "a")
+    assert not lost_to_budget(_ans(True, 0.0, "um um um", "a b"))
+    assert lost_to_budget(_ans(True, 0.0, "a b", "a b c"))
+    assert lost_to_budget(_ans(True, 0.0, " ", "a"))
+    assert not lost_to_budget(_ans(False, 0.0, "", "a"))
+    assert not lost_to_budget(_ans(True, 1.0, "a", "a"))
 
 
 def test_the_table_names_budget_bound_buckets(tmp_path: Path,
@@ -246,6 +275,9 @@ def test_the_statistics_page_quotes_the_rule_the_code_applies() -> None:
     assert f"from {100 * CUT_MATERIAL:g}% on" in section
     assert f"at\nmost {words[RAISES]}" in section
     assert BUDGET_PAD == 1 and "plus one token for the stop string" in section
+    flat = " ".join(section.split())
+    assert (f"repeat one block at least {words[LOOP_REPEATS]} over at least {LOOP_SPAN} "
+            "characters") in flat
 
 
 def test_the_run_can_cap_every_budget(tmp_path: Path) -> None:
@@ -286,3 +318,42 @@ def test_an_answer_cut_where_the_context_ended_is_the_models_not_the_budgets(
         "--output-dir", str(tmp_path / "cli")])
     assert out.exit_code == 0, out.output
     assert "cut 100%, context-bound" in out.output and "cut 100%, budget-bound" in out.output
+
+
+def test_an_answer_cut_inside_a_loop_is_the_models() -> None:
+    """A cut answer that ends repeating one block is not lost to the budget (more room, more
+    loop); a cut answer that goes on without repeating, or the right answer's start, is."""
+    loop = "Solution: we add. " + "The principle of counting is used here.\n" * 5
+    assert looping(loop) and looping("x" * 64) and looping("ab" * 40 + "a")
+    assert not looping("x" * 63) and not looping("ab" * 20)  # under LOOP_SPAN characters
+    assert not looping("a" + " " * 100)  # blanks may be layout before more text
+    count = ", ".join(str(i) for i in range(1, 200))
+    steps = " ".join(f"Step {i}: add {i} to the total." for i in range(1, 60))
+    assert not looping(count) and not looping(steps)
+    assert not looping("The principle of counting is used here.\n" * 2)  # twice is no loop
+    assert looped(_ans(True, 0.0, "", "7", loop)) and not looped(_ans(False, 0.0, "", "7", loop))
+    assert not lost_to_budget(_ans(True, 0.0, "", "7", loop))
+    assert lost_to_budget(_ans(True, 0.0, "", "7", steps))
+    # the start of a right answer that repeats itself is still the budget's
+    letters = " ".join("a" * 40)
+    assert looping(letters) and lost_to_budget(_ans(True, 0.0, letters, letters + " a b", letters))
+    assert lost_to_context(_ans(True, 0.0, "", "7", steps, context_bound=True))
+    assert not lost_to_budget(_ans(True, 0.0, "", "7", steps, context_bound=True))
+
+
+def test_a_bucket_reports_the_answers_cut_in_a_loop(tmp_path: Path) -> None:
+    """Answers read as boxed values (none found in these): a model that repeats one word until
+    its budget ends is cut in every bucket, the share cut in a loop is reported, and no bucket
+    is budget-bound; the same model writing distinct steps instead (no loop) makes every
+    bucket budget-bound."""
+    boxed = TASK.replace("kind: first_line", "kind: boxed")
+    res = _run(tmp_path, Worded(lambda p: " hmmmmmmmmmmmmmmmmmmmmmm" * 50), "loop", boxed)
+    (tr,) = res.tasks[0].templates
+    assert all(b.cut == 1.0 and b.looped == 1.0 and not b.budget_bound for b in tr.buckets)
+    assert not tr.gaps.budget_bound
+    data = json.loads((tmp_path / "loop" / "results.json").read_text())
+    assert data["tasks"][0]["templates"][0]["buckets"][0]["looped"] == 1.0
+    steps = " ".join(f"step{i}-of-the-working" for i in range(50))
+    res = _run(tmp_path, Worded(lambda p: steps), "steps", boxed)
+    (tr,) = res.tasks[0].templates
+    assert all(b.cut == 1.0 and not b.looped and b.budget_bound for b in tr.buckets)
