@@ -40,7 +40,7 @@ def test_smollm2_under_a_larger_budget_asks_only_the_cut_answers(tmp_path: Path)
     run's."""
     def args(out: str, cache: Path, *more: str) -> list[str]:
         return ["eval", "--model", "hf:smollm2-135m", "--tasks", "lengthgen/copy",
-                "--limit-per-bucket", "2", "--batch-size", "1", "--output-dir",
+                "--limit-per-bucket", "1", "--batch-size", "1", "--output-dir",
                 str(tmp_path / out), "--cache-dir", str(cache), *more]
 
     cache = tmp_path / "cache"
