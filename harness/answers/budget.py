@@ -33,16 +33,17 @@ to the budget: no budget would have given it room, so it is not asked again with
 bucket where such answers are at least ``CUT_MATERIAL`` is marked "context-bound" instead.
 
 A cut answer whose extractor found nothing is not lost to the budget either when it was cut
-**inside a loop** (``looped``: its end repeats one block of text at least ``LOOP_REPEATS``
-times): a greedy model that repeats itself goes on repeating, and more room only makes the
-answer longer. Small models do this often, and so do larger ones that give their answer and go
-on writing. A bucket reports the share of its answers cut in a loop beside the cut share.
+**inside a loop** (``looped``: its end repeats one block of text, a letter or a digit in it, at
+least ``LOOP_REPEATS`` times): a greedy model that repeats itself goes on repeating, and more
+room only makes the answer longer. Small models do this often, and so do larger ones that give
+their answer and go on writing. A bucket reports the share of its answers cut in a loop beside
+the cut share.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 BUDGET_PAD = 1  # a token on top of the scaled longest target (the stop string's)
@@ -68,6 +69,15 @@ def answer_budget(floor: int, longest: int, margin: float = 1.0, room: int | Non
     return budget if room is None else max(1, min(budget, room))
 
 
+class Call(Protocol):
+    """What the loop verdict reads of one model call of an answer."""
+
+    @property
+    def cut(self) -> bool: ...  # it stopped on its budget
+    @property
+    def output(self) -> str | None: ...  # what the model wrote in it
+
+
 class Answered(Protocol):
     """What the budget's verdicts read of a scored answer (a ``SampleRecord`` has it)."""
 
@@ -83,27 +93,34 @@ class Answered(Protocol):
     def output(self) -> str: ...  # what the model wrote
     @property
     def context_bound(self) -> bool: ...  # its budget was what the context left
+    @property
+    def calls(self) -> Sequence[Call]: ...  # its model calls (a chain has several)
 
 
 def looping(text: str) -> bool:
     """Whether ``text`` ends in a loop: its last ``max(LOOP_REPEATS × p, LOOP_SPAN)`` characters
     repeat one block of ``p`` characters (a partial block at either end included), for some
-    ``p`` (checked over the last ``LOOP_TAIL`` characters), and are not all blank."""
+    ``p`` (checked over the last ``LOOP_TAIL`` characters) that holds a letter or a digit."""
     t = text[-LOOP_TAIL:]
     for p in range(1, len(t) // LOOP_REPEATS + 1):
         span = max(LOOP_REPEATS * p, LOOP_SPAN)
         if span > len(t):
             break
         s = t[-span:]
-        if s[p:] == s[:-p]:
-            return not s.isspace()  # a run of blanks may be layout before more text
+        if s[p:] == s[:-p] and any(c.isalnum() for c in s[-p:]):
+            return True  # (a block of blanks or rule characters may be layout: a table's)
     return False
 
 
 def looped(a: Answered) -> bool:
     """Whether a cut answer was cut inside a loop (``looping``): greedy decoding that repeats
-    itself goes on repeating, so more room would only have made it longer."""
-    return a.cut and looping(a.output)
+    itself goes on repeating, so more room would only have made it longer. Each call the budget
+    cut (a chain's reasoning, its answer) must have been; an answer with no call recorded is
+    judged on its output."""
+    if not a.cut:
+        return False
+    cut = [c.output or "" for c in a.calls if c.cut]
+    return all(map(looping, cut)) if cut else looping(a.output)
 
 
 def lost_to_budget(a: Answered) -> bool:

@@ -68,7 +68,7 @@ class BoundedLM(WrapperLM):
                  f"{CHARS_PER_TOKEN} per token): it does not honour max_tokens; this answer "
                  "and any other like it are cut to that length before they are scored or "
                  "cached (warned once)")
-        return GenerateResponse(res.text[:limit], min(res.n_tokens, max(r.max_tokens, 0)))
+        return GenerateResponse(res.text[:limit], max(r.max_tokens, 0))  # cut: on the budget
 
     def generate(
         self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None

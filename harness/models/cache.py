@@ -176,13 +176,15 @@ class CachedLM(WrapperLM):
                  "failed their checksum or could not be decoded; they were dropped and are "
                  "asked again")
         if method == "generate":  # answers that ended before another budget (see module)
-            for k, t in zip(keys, texts, strict=True):
-                if k not in decoded and (held := self.cache.ended_answer(self._model, t)):
-                    try:
-                        decoded[k] = decode(json.loads(held))
-                        self.stats.regrown += 1
-                    except (ValueError, TypeError, KeyError, RecursionError):
-                        pass
+            for k, t, r in zip(keys, texts, requests, strict=True):
+                held = None if k in decoded else self.cache.ended_answer(self._model, t)
+                if held is None or not self._whole_prompt(r, held[1]):
+                    continue
+                try:
+                    decoded[k] = decode(json.loads(held[0]))
+                    self.stats.regrown += 1
+                except (ValueError, TypeError, KeyError, RecursionError):
+                    pass
         out: list[Res | None] = [None] * len(requests)
         todo: dict[str, list[int]] = {}  # key → positions waiting for it (greedy duplicates)
         for i, k in enumerate(keys):
@@ -214,6 +216,17 @@ class CachedLM(WrapperLM):
         for j, res in enumerate(results):
             done(j, res)  # backends that report late or not at all
         return out  # type: ignore[return-value]
+
+    def _whole_prompt(self, r: object, other: int) -> bool:
+        """Whether generate request ``r``'s prompt fits the model's context whole beside both
+        its budget and ``other``: a local backend cuts a prompt from the left to make room for
+        the budget, and an answer to a cut prompt answers another question. Unknown context or
+        token count: a server, which refuses such a request rather than cutting it."""
+        ctx = self.inner.context_length()
+        if ctx is None or not isinstance(r, GenerateRequest):
+            return ctx is None
+        n = self.inner.count_tokens(r.prompt)
+        return n is None or n + 1 + max(r.max_tokens, other) <= ctx
 
     def generate(
         self, requests: Sequence[GenerateRequest], on_done: OnDone[GenerateResponse] | None = None

@@ -47,8 +47,10 @@ COLUMNS = ("key", "model", "method", "request", "response", "created", "checksum
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
            " method TEXT NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL,"
            " created REAL NOT NULL, checksum TEXT NOT NULL)")
+ENDED_COLUMNS = ("family", "n_tokens", "key")
 _ENDED = ("CREATE TABLE IF NOT EXISTS ended (family TEXT NOT NULL, n_tokens INTEGER NOT NULL,"
           " key TEXT NOT NULL, PRIMARY KEY (family, key))")
+_ENDED_KEY = "CREATE INDEX IF NOT EXISTS ended_key ON ended (key)"  # for deletes by key
 # messages of SQLite errors that mean the file's content, not the system, is the problem
 _DAMAGE = ("no such table", "no such column", "has no column", "malformed", "not a database")
 T = TypeVar("T")
@@ -162,7 +164,7 @@ class ResponseCache:
 
     @staticmethod
     def _schema_problem(db: sqlite3.Connection) -> str | None:
-        cols = [r[1] for r in db.execute("PRAGMA table_info(responses)").fetchall()]
+        cols = _columns(db, "responses")
         if not cols or cols == list(COLUMNS):
             return None
         if cols == [c for c in COLUMNS if c != "checksum"]:
@@ -171,22 +173,29 @@ class ResponseCache:
 
     @staticmethod
     def _index_ended(db: sqlite3.Connection) -> None:
-        """Create the ``ended`` table; a file from before it gets its rows indexed once."""
-        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ended'"
-                      ).fetchone():
+        """Create the ``ended`` table; a file from before it (or with one of another shape: it
+        holds nothing but what the responses give) gets its rows indexed once. The rows are
+        read before the write lock is taken, so other runs' writes wait only for the inserts;
+        a row stored in between is not indexed (it is served under its own budget only)."""
+        if _columns(db, "ended") == list(ENDED_COLUMNS):
+            db.execute(_ENDED_KEY)
             return
+        entries = [e for r in db.execute("SELECT key, model, request, response FROM responses "
+                                         "WHERE method = 'generate'")
+                   if (e := _ended_entry(*r)) is not None]
         db.execute("BEGIN IMMEDIATE")  # one process indexes; the others find the table made
         try:
-            if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                              "name = 'ended'").fetchone():
+            cols = _columns(db, "ended")
+            if cols != list(ENDED_COLUMNS):
+                if cols:
+                    db.execute("DROP TABLE ended")
                 db.execute(_ENDED)
-                rows = db.execute("SELECT key, model, request, response FROM responses "
-                                  "WHERE method = 'generate'").fetchall()
-                db.executemany("INSERT OR IGNORE INTO ended VALUES (?, ?, ?)",
-                               [e for r in rows if (e := _ended_entry(*r)) is not None])
+                db.executemany("INSERT OR IGNORE INTO ended VALUES (?, ?, ?)", entries)
+            db.execute(_ENDED_KEY)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
 
     def _open(self) -> sqlite3.Connection:
@@ -299,9 +308,10 @@ class ResponseCache:
         with self._lock:
             self._run(write)
 
-    def ended_answer(self, model: str, request_json: str) -> str | None:
+    def ended_answer(self, model: str, request_json: str) -> tuple[str, int] | None:
         """A stored answer, under another budget, that ended before this request's budget and
-        so is its answer (see module); None where the cache holds none."""
+        so is its answer (see module), with the budget it was asked with; None where the cache
+        holds none."""
         fam = family_key(model, request_json)
         if fam is None:
             return None
@@ -326,7 +336,7 @@ class ResponseCache:
             mine = family_key(m, request)
             n = ended_tokens(request, response)
             if mine is not None and mine[0] == family and n is not None and n < budget:
-                return str(response)
+                return str(response), mine[1]
         return None
 
     def info(self) -> dict[str, Any]:
@@ -371,6 +381,11 @@ class ResponseCache:
         """Close the connection."""
         with self._lock:
             self._db.close()
+
+
+def _columns(db: sqlite3.Connection, table: str) -> list[str]:
+    """A table's column names ([] where it does not exist)."""
+    return [str(r[1]) for r in db.execute(f"PRAGMA table_info({table})").fetchall()]
 
 
 def _ended_entry(key: str, model: str, request: str, response: str

@@ -177,11 +177,11 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
             for d, (c, n) in sorted(id_answers.items()):
                 search.add(d, c, n)
             id_items, before = search.items, dict(search.tried)
-            asked: list[SampleRecord] = []  # the search's answers, in the order asked
+            tally = [0, 0, 0]  # the search's answers, those lost to the budget, to the context
             sizes: list[int] = []  # answers per round, in the order asked
 
             def ask(rounds: list[tuple[int, int]], tpl: TemplateSpec = tpl,
-                    cond: Condition = cond, asked: list[SampleRecord] = asked,
+                    cond: Condition = cond, tally: list[int] = tally,
                     sizes: list[int] = sizes) -> list[tuple[int, float, int]]:
                 batch: list[Prepared] = []
                 for d, n in rounds:
@@ -189,7 +189,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
                     used[d] += n
                 records = answer(spec, batch)
                 sizes.append(len(records))
-                asked.extend(records)
+                tally[:] = [a + b for a, b in zip(tally, _lost_counts(records), strict=True)]
                 per: dict[int, list[float]] = defaultdict(list)
                 for p, r in zip(batch, records, strict=True):
                     per[int(p.item.difficulty)].append(r.score)
@@ -204,7 +204,7 @@ def search_task(plan: RunPlan, model: LM, cfg: RunConfig, fixed: SamplesFile,
                       for d, (c, n) in sorted(search.tried.items())]
             res = _result(est, tpl.id, cond.id, plan.edge, ends[-1][1], id_items, points,
                           curve, h, search.check_items, sorted(id_answers.items()))
-            extra = {"rounds": sizes, **_level(search, h), **_lost(asked)}
+            extra = {"rounds": sizes, **_level(search, h), **_lost(tally)}
             out.append(res.model_copy(update=extra))
     return out
 
@@ -242,16 +242,21 @@ def recomputed(h: HorizonResult, fixed: Sequence[SampleRecord],
         "id_points": [(d, c, n) for d, (c, n) in ids],
         "fixed_crossing": fall_d50(est.top, est.baseline, curve),
         **_level(search, HorizonSpec.model_validate(h.horizon)),
-        **_lost([r for r in searched if r.template == h.template
-                 and r.condition == h.condition])})
+        **_lost(_lost_counts([r for r in searched if r.template == h.template
+                              and r.condition == h.condition]))})
 
 
-def _lost(records: Sequence[SampleRecord]) -> dict[str, float]:
-    """The shares of a search's answers lost to the answer budget and to the model's context
-    (``answers/budget``); 0 (left out of results.json) where none were."""
-    n = max(len(records), 1)
-    return {"lost": sum(map(lost_to_budget, records)) / n,
-            "context_lost": sum(map(lost_to_context, records)) / n}
+def _lost_counts(records: Sequence[SampleRecord]) -> list[int]:
+    """How many of ``records`` there are, and how many were lost to the answer budget and to
+    the model's context (``answers/budget``)."""
+    return [len(records), sum(map(lost_to_budget, records)), sum(map(lost_to_context, records))]
+
+
+def _lost(counts: Sequence[int]) -> dict[str, float]:
+    """The shares of a search's answers lost to the budget and to the context (``counts``:
+    ``_lost_counts``); 0 (left out of results.json) where none were."""
+    n = max(counts[0], 1)
+    return {"lost": counts[1] / n, "context_lost": counts[2] / n}
 
 
 def _level(search: HorizonSearch, h: HorizonSpec) -> dict[str, object]:

@@ -190,7 +190,9 @@ class RunPlan:
         room = self.room(p)  # this prompt, exemplars and chat turns included
         if room is None or budget <= room:
             return replace(p, max_tokens=budget)
-        return replace(p, max_tokens=max(1, room), context_bound=True)
+        # counted in bytes where the tokenizer is unknown: a cap then, but not known to be the
+        # context's, so an answer cut under it stays the budget's
+        return replace(p, max_tokens=max(1, room), context_bound=self._counted(p))
 
     def room(self, p: Prepared) -> int | None:
         """The tokens the model's context leaves after ``p``'s prompt (a token kept for the
@@ -225,7 +227,12 @@ class RunPlan:
         room = self.room(p)
         bound = room is not None and room < grown  # the context, not the doubling, sets it
         grown = room if room is not None and bound else grown
-        return replace(p, max_tokens=grown, context_bound=bound) if grown > p.max_tokens else None
+        return (replace(p, max_tokens=grown, context_bound=bound and self._counted(p))
+                if grown > p.max_tokens else None)
+
+    def _counted(self, p: Prepared) -> bool:
+        """Whether ``p``'s prompt is counted in the model's own tokens (not in bytes)."""
+        return self.count_tokens is not None and self.count_tokens(p.prompt) is not None
 
     def bucket_at(self, d: int) -> Bucket:
         """A bucket of the one difficulty ``d`` (its role from the ID edge)."""

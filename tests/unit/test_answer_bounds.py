@@ -92,6 +92,7 @@ def test_bounded_lm_cuts_reports_and_refuses_what_is_not_text() -> None:
                       lambda i, r: seen.append((i, len(r.text))))
     assert [len(r.text) for r in out] == [answer_chars(4), answer_chars(1000)]
     assert sorted(seen) == [(0, answer_chars(4)), (1, answer_chars(1000))] and lm.cut == 2
+    assert [r.n_tokens for r in out] == [4, 1000]  # cut: on the budget, never "ended before"
 
     class Broken(ScriptedLM):
         def generate(self, requests, on_done=None):  # type: ignore[no-untyped-def]

@@ -66,6 +66,12 @@ class Worded(ScriptedLM):
 
 
 @dataclass(frozen=True)
+class _Call:
+    cut: bool
+    output: str | None
+
+
+@dataclass(frozen=True)
 class _Ans:
     cut: bool
     score: float
@@ -73,6 +79,7 @@ class _Ans:
     target: str
     output: str = ""
     context_bound: bool = False
+    calls: tuple[_Call, ...] = ()
 
 
 def _ans(cut: bool, score: float, extracted: str, target: str, output: str = "",
@@ -326,7 +333,8 @@ def test_an_answer_cut_inside_a_loop_is_the_models() -> None:
     loop = "Solution: we add. " + "The principle of counting is used here.\n" * 5
     assert looping(loop) and looping("x" * 64) and looping("ab" * 40 + "a")
     assert not looping("x" * 63) and not looping("ab" * 20)  # under LOOP_SPAN characters
-    assert not looping("a" + " " * 100)  # blanks may be layout before more text
+    assert not looping("a" + " " * 100) and not looping("-" * 80)  # layout: a rule, blanks
+    assert not looping("| --- " * 20) and looping(("foo bar baz qux " * 2 + "\n" * 70) * 3)
     count = ", ".join(str(i) for i in range(1, 200))
     steps = " ".join(f"Step {i}: add {i} to the total." for i in range(1, 60))
     assert not looping(count) and not looping(steps)
@@ -337,6 +345,12 @@ def test_an_answer_cut_inside_a_loop_is_the_models() -> None:
     # the start of a right answer that repeats itself is still the budget's
     letters = " ".join("a" * 40)
     assert looping(letters) and lost_to_budget(_ans(True, 0.0, letters, letters + " a b", letters))
+    # a chain: the reasoning call cut in a loop, the answer call not cut: the model's
+    chain = _Ans(True, 0.0, "", "7", "no idea", calls=(_Call(True, loop), _Call(False, "no")))
+    assert looped(chain) and not lost_to_budget(chain)
+    # ... but a cut call that does not loop beside one that does is the budget's
+    mixed = _Ans(True, 0.0, "", "7", loop, calls=(_Call(True, steps), _Call(True, loop)))
+    assert not looped(mixed) and lost_to_budget(mixed)
     assert lost_to_context(_ans(True, 0.0, "", "7", steps, context_bound=True))
     assert not lost_to_budget(_ans(True, 0.0, "", "7", steps, context_bound=True))
 

@@ -98,3 +98,38 @@ def test_a_damaged_index_entry_never_serves_another_requests_answer(tmp_path: Pa
     out, model, lm = ask(tmp_path, 16, "a")
     assert out[0].text == "one two" and [r.prompt for r in model.sent] == ["a"]
     assert lm.stats.regrown == 0
+
+
+class Local(Asked):
+    """A model with a context of 24 words, which a local backend fills by cutting the prompt
+    from the left to make room for the budget."""
+
+    def context_length(self) -> int | None:
+        return 24
+
+    def count_tokens(self, text: str) -> int | None:
+        return len(text.split())
+
+
+def test_an_answer_is_not_shared_where_a_budget_would_cut_the_prompt(tmp_path: Path) -> None:
+    """A prompt of 10 words: under a budget of 8 it fits whole (10 + 1 + 8 <= 24); under 16 the
+    backend would cut it, so the answer stored under 8 is not that request's answer."""
+    prompt = " ".join(["w"] * 9) + " a"
+    lm = CachedLM(Local(), ResponseCache(tmp_path))
+    lm.generate([GenerateRequest(prompt, 8, ("\n",))])
+    assert lm.stats.misses == 1
+    model = Local()
+    again = CachedLM(model, ResponseCache(tmp_path))
+    again.generate([GenerateRequest(prompt, 12, ("\n",)), GenerateRequest(prompt, 16, ("\n",))])
+    assert again.stats.regrown == 1 and [r.max_tokens for r in model.sent] == [16]
+
+
+def test_an_index_of_another_shape_is_built_again(tmp_path: Path) -> None:
+    ask(tmp_path, 4)
+    db = sqlite3.connect(tmp_path / "responses.sqlite")
+    db.execute("DROP TABLE ended")
+    db.execute("CREATE TABLE ended (family TEXT, key TEXT)")
+    db.commit()
+    db.close()
+    _, model, lm = ask(tmp_path, 16)
+    assert lm.stats.regrown == 1 and [r.prompt for r in model.sent] == ["b", "c"]

@@ -508,3 +508,15 @@ def test_cli_unreachable_server_is_one_line(tmp_path: Path) -> None:
     lines = [ln for ln in run.stderr.splitlines() if ln.strip()]
     assert f"cannot reach base_url {url}; is the server running?" in lines[-1], run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_an_answer_without_usage_is_never_read_as_ended_before_its_budget() -> None:
+    """No usage from the server: a choice that stopped on max_tokens says so through its
+    finish_reason (the budget), any other is of unknown length (-1), never 0 tokens."""
+    from harness.models.openai.parse import AT_LENGTH, UNKNOWN_TOKENS, completion_text
+
+    assert completion_text({"choices": [{"text": "a b", "finish_reason": "length"}]}) == (
+        "a b", AT_LENGTH)
+    assert completion_text({"choices": [{"text": "a b", "finish_reason": "stop"}]}) == (
+        "a b", UNKNOWN_TOKENS)
+    assert completion_text({"choices": [{"text": "a"}], "usage": {"completion_tokens": 3}})[1] == 3

@@ -39,6 +39,7 @@ from harness.models.openai.http import (
     run_sync,
 )
 from harness.models.openai.parse import (
+    AT_LENGTH,
     OpenAIOptions,
     chat_text,
     check_probe,
@@ -226,7 +227,8 @@ class OpenAIModel(LM):
     ) -> list[GenerateResponse]:
         """Continue each prompt (greedy at temperature 0); identical greedy requests are sent
         once. Output is cut at the first stop sequence; n_tokens is the server's
-        ``usage.completion_tokens`` (0 when it does not say)."""
+        ``usage.completion_tokens`` (where it does not say: the budget when the answer stopped
+        on it, ``finish_reason`` "length", else -1, unknown)."""
         # bad input fails before any request
         bodies = {r: generate_body(self._name, r, self._opts) for r in requests}
         path, parse = (
@@ -237,7 +239,8 @@ class OpenAIModel(LM):
 
         async def send(c: Client, r: GenerateRequest) -> GenerateResponse:
             text, n = await c.call("POST", path, parse, bodies[r], answer_bytes(r.max_tokens))
-            return GenerateResponse(trim_at_stop(text, r.stop), n)
+            return GenerateResponse(trim_at_stop(text, r.stop), r.max_tokens if n == AT_LENGTH
+                                    else n)
 
         return self._map(
             "generation", requests, lambda i, r: r if r.temperature == 0 else (i, r), send, on_done

@@ -146,10 +146,22 @@ def first_choice(data: Any) -> dict[str, Any]:
     return obj(choices[0], "choices[0] is not an object")
 
 
+UNKNOWN_TOKENS = -1  # a server that reports no usage: the answer's length is unknown
+AT_LENGTH = -2  # ... but says it stopped on the length limit (finish_reason "length")
+
+
 def completion_tokens(data: dict[str, Any]) -> int:
+    """``usage.completion_tokens``; without it ``AT_LENGTH`` where the first choice stopped on
+    ``max_tokens``, else ``UNKNOWN_TOKENS`` (never 0: an answer of unknown length must not read
+    as one that ended before its budget)."""
     usage = data.get("usage")
     n = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    return n if isinstance(n, int) and n >= 0 else 0
+    if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+        return n
+    choices = data.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    length = isinstance(first, dict) and first.get("finish_reason") == "length"
+    return AT_LENGTH if length else UNKNOWN_TOKENS
 
 
 def completion_text(data: Any) -> tuple[str, int]:
