@@ -89,13 +89,15 @@ def family_key(model: str, request_json: str) -> tuple[str, int] | None:
 
 def ended_tokens(request_json: str, response_json: str) -> int | None:
     """The new tokens of a generated answer that stopped before its request's budget (None: it
-    used the whole budget, or the row is not such an answer)."""
+    used the whole budget, or the row is not such an answer). Zero tokens beside text is a
+    count a server did not report (stored so by harnesses before -1 meant unknown): not ended."""
     try:
-        budget, n = json.loads(request_json)["max_tokens"], json.loads(response_json)["n_tokens"]
+        response = json.loads(response_json)
+        budget, n = json.loads(request_json)["max_tokens"], response["n_tokens"]
     except (ValueError, TypeError, KeyError):
         return None
     ok = isinstance(budget, int) and isinstance(n, int) and not isinstance(n, bool)
-    return n if ok and 0 <= n < budget else None
+    return n if ok and 0 <= n < budget and (n > 0 or not response.get("text")) else None
 
 
 def is_damage(e: sqlite3.Error) -> bool:

@@ -133,3 +133,14 @@ def test_an_index_of_another_shape_is_built_again(tmp_path: Path) -> None:
     db.close()
     _, model, lm = ask(tmp_path, 16)
     assert lm.stats.regrown == 1 and [r.prompt for r in model.sent] == ["b", "c"]
+
+
+def test_a_count_the_server_did_not_report_is_not_an_ended_answer() -> None:
+    from harness.models.cache_store import ended_tokens
+
+    req = json.dumps({"max_tokens": 8})
+    assert ended_tokens(req, json.dumps({"text": "a b c", "n_tokens": 0})) is None
+    assert ended_tokens(req, json.dumps({"text": "", "n_tokens": 0})) == 0
+    assert ended_tokens(req, json.dumps({"text": "a b c", "n_tokens": 3})) == 3
+    assert ended_tokens(req, json.dumps({"text": "a b c", "n_tokens": 8})) is None
+    assert ended_tokens(req, json.dumps({"text": "a b c", "n_tokens": -1})) is None
