@@ -42,3 +42,24 @@ def test_eval_smollm2_end_to_end_and_reproducible(tmp_path: Path) -> None:
     for t in res["tasks"]:
         assert (a / t["samples_file"]).read_bytes() == (b / t["samples_file"]).read_bytes()
     assert comparable(res) == comparable(json.loads((b / "results.json").read_text()))
+
+
+def test_a_short_context_marks_its_cut_answers_context_bound(tmp_path: Path) -> None:
+    """SmolLM2 held to 128 tokens: the 32-letter copies' prompts leave less room than their
+    budget, so their answers are cut where the context ended: context-bound, not
+    budget-bound; the buckets that fit carry no such mark."""
+    out = tmp_path / "ctx"
+    r = subprocess.run(
+        [sys.executable, "-m", "harness", "eval", "--model", "hf:smollm2-135m", "--model-args",
+         "max_length=128", "--tasks", "lengthgen/copy", "--limit-per-bucket", "2", "--seed", "0",
+         "--no-cache", "--output-dir", str(out)],
+        capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 0, r.stderr
+    (tr,) = json.loads((out / "results.json").read_text())["tasks"][0]["templates"]
+    by = {b["bucket"]: b for b in tr["buckets"]}
+    assert by["32"].get("context_bound") and not by["32"].get("budget_bound")
+    assert not any(by[b].get("context_bound") for b in ("2", "5", "8", "12"))
+    assert "context-bound" in r.stdout and "budget-bound" not in r.stdout
+    rows = [json.loads(line) for line in (out / "samples" / "lengthgen" / "copy.jsonl")
+            .read_text().splitlines()]
+    assert all(s.get("context_bound") for s in rows if s["bucket"] == "32")
