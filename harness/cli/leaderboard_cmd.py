@@ -57,8 +57,9 @@ def build_command(
         rank = str(e.rank) if e.rank_low == e.rank_high else f"{e.rank_low}-{e.rank_high}"
         typer.echo(f"{rank:>5}. {e.label}  overall {overall}%  ({e.n_tasks} tasks)")
     if b.stale_tasks:
-        typer.echo(f"stale: {len(b.stale_tasks)} tasks ran with a spec, or on items, that differ "
-                   f"from this checkout's: {', '.join(b.stale_tasks)}")
+        typer.echo(f"stale: {len(b.stale_tasks)} tasks ran with a spec, on items or with a "
+                   f"horizon search that differ from this checkout's: "
+                   f"{', '.join(b.stale_tasks)}")
     typer.echo(f"wrote {out}/ ({len(b.entries)} entries, {len(b.tasks)} tasks, "
                f"{len(b.sources)} runs, {len(report.conflicts)} conflicts"
                + (f", {len(report.skipped)} tasks skipped" if report.skipped else "") + "); "
@@ -188,7 +189,7 @@ def check_command(
     import tempfile
 
     from harness.leaderboard.check import board_include_paths, board_specs, rebuild_diff
-    from harness.leaderboard.stale import drifted_tasks, stale_tasks
+    from harness.leaderboard.stale import board_runs, drifted_tasks, searched_otherwise, stale_tasks
 
     if not (board / "leaderboard.json").is_file():
         raise HarnessError(f"{board}: no leaderboard.json")
@@ -202,6 +203,11 @@ def check_command(
         bad = True
         typer.echo(f"{board}: this checkout makes other items for {', '.join(drifted)}: rerun "
                    "them")
+    searched = searched_otherwise(board_runs(board))
+    if searched:
+        bad = True
+        typer.echo(f"{board}: a horizon search of {', '.join(searched)} ended its range where "
+                   "this checkout's goes on (the answer budget): rerun them")
     if rebuild:
         with tempfile.TemporaryDirectory() as tmp:
             diff = rebuild_diff(board, Path(tmp) / "board")
@@ -211,7 +217,8 @@ def check_command(
                        f"{', '.join(diff[:5])}")
     if bad:
         raise typer.Exit(1)
-    typer.echo(f"{board}: current (spec hashes and items match; rebuild identical)")
+    typer.echo(f"{board}: current (spec hashes, items and horizon searches match; rebuild "
+               "identical)")
 
 
 @app.command("rescore")

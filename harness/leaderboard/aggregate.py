@@ -56,7 +56,7 @@ from harness.leaderboard.scores import (
     pair_test,
     rank_ranges,
 )
-from harness.leaderboard.stale import drifted, stale_tasks
+from harness.leaderboard.stale import drifted, searched_otherwise, stale_tasks
 from harness.scoring.intervals import (
     Limits,
     Proportion,
@@ -377,8 +377,9 @@ def board_from_runs(paths: Sequence[Path], title: str = "Leaderboard", samples: 
             gzip_samples: bool = False, skip_invalid: bool = False,
             target: float = TARGET, min_per_bucket: int = MIN_PER_BUCKET) -> Merged:
     """Read, merge and rank runs (see :func:`harness.leaderboard.collect.gather`), marking
-    as stale the tasks whose spec differs from this checkout's, or whose items this checkout
-    makes differently (``stale.drifted``)."""
+    as stale the tasks whose spec differs from this checkout's, whose items this checkout
+    makes differently (``stale.drifted``), or whose horizon search it runs otherwise
+    (``stale.searched_otherwise``)."""
     c = gather(paths, samples=samples, gzip_samples=gzip_samples, skip_invalid=skip_invalid)
     specs: dict[str, set[str]] = {}
     read: dict[Path, list[str]] = {}  # run folder → the builtin tasks the board takes from it
@@ -387,6 +388,7 @@ def board_from_runs(paths: Sequence[Path], title: str = "Leaderboard", samples: 
             if cell.task.origin == "builtin":
                 specs.setdefault(n, set()).add(cell.task.spec_sha256)
                 read.setdefault(cell.run.given.parent, []).append(n)
-    stale = sorted({*stale_tasks(specs), *drifted(read.items())})
+    stale = sorted({*stale_tasks(specs), *drifted(read.items()),
+                    *searched_otherwise(read.items())})
     board, viewer = assemble(c, title, target, min_per_bucket, stale)
     return Merged(board, c, viewer)

@@ -1,5 +1,6 @@
 """Which tasks of a board ran with a spec that differs from this checkout's task files
-(``stale_tasks``), or on items this checkout makes differently (``drifted``)."""
+(``stale_tasks``), on items this checkout makes differently (``drifted``), or with a horizon
+search this checkout runs otherwise (``searched_otherwise``)."""
 
 from __future__ import annotations
 
@@ -30,15 +31,41 @@ def stale_tasks(specs: Mapping[str, Iterable[str]],
     return out
 
 
-def drifted_tasks(board: Path, include_paths: Sequence[Path] = ()) -> list[str]:
-    """Of the tasks a built board shows, those whose items this checkout makes differently
-    from the items its runs asked (``drifted``, over the runs its leaderboard.json names)."""
+OBSOLETE_ENDS = frozenset({"output"})  # what ended a search's range then and cannot now: the
+# answer budget (searches raise it up to the model's context since budgets grew with targets)
+
+
+def searched_otherwise(runs: Iterable[tuple[Path, Iterable[str]]]) -> list[str]:
+    """Of ``runs`` ([(run folder, the tasks read from it)]), the tasks with a horizon search
+    whose range ended where today's search would go on (``OBSOLETE_ENDS``): its "≥" was the
+    harness's limit, not the model's (sorted). Rescoring cannot mend it: it recomputes the
+    search's answers, not the range it asked them over."""
+    import json
+
+    out: set[str] = set()
+    for run_dir, used in runs:
+        wanted = set(used)
+        run = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+        for task in run.get("tasks") or []:
+            if task.get("task") in wanted and any(
+                    h.get("range_end") in OBSOLETE_ENDS for h in task.get("horizons") or []):
+                out.add(str(task["task"]))
+    return sorted(out)
+
+
+def board_runs(board: Path) -> list[tuple[Path, list[str]]]:
+    """The run folders a built board names, each with the tasks it takes from it."""
     import json
 
     data = json.loads((board / "leaderboard.json").read_text(encoding="utf-8"))
-    runs = [((board / s["path"]).parent, s.get("used_tasks") or [])
+    return [((board / s["path"]).parent, list(s.get("used_tasks") or []))
             for s in data.get("sources", [])]
-    return drifted(runs, include_paths)
+
+
+def drifted_tasks(board: Path, include_paths: Sequence[Path] = ()) -> list[str]:
+    """Of the tasks a built board shows, those whose items this checkout makes differently
+    from the items its runs asked (``drifted``, over the runs its leaderboard.json names)."""
+    return drifted(board_runs(board), include_paths)
 
 
 def drifted(runs: Iterable[tuple[Path, Iterable[str]]], include_paths: Sequence[Path] = ()

@@ -263,8 +263,8 @@ def markdown(board: Leaderboard) -> str:
     lines = [f"# {md_text(board.title)}", ""]
     if board.stale_tasks:
         lines += [md_text(f"**Stale against this checkout:** {len(board.stale_tasks)} of "
-                          f"{len(board.tasks)} tasks ran with a spec, or on items, that differ "
-                          f"from today's task files and generators "
+                          f"{len(board.tasks)} tasks ran with a spec, on items or with a horizon "
+                          f"search that differ from today's task files, generators and search "
                           f"({', '.join(board.stale_tasks)}); rerun them."), ""]
     lines += [md_text(precision_words(p, {e.id: e.label for e in board.entries})
                       + f" Rows below their target: {len(p.short)}."), "",

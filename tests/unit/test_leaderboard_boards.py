@@ -264,7 +264,40 @@ def test_items_a_generator_now_makes_differently_are_named(tmp_path: Path,
     build([tmp_path / "run"], tmp_path / "again", gzip_samples=True)  # built today: says so
     assert json.loads((tmp_path / "again" / "leaderboard.json").read_text())[
         "stale_tasks"] == [task]
-    assert "or on items, that differ" in (tmp_path / "again" / "index.html").read_text()
+    assert "on items or with a horizon search that differ" in (
+        tmp_path / "again" / "index.html").read_text()
+
+
+def test_a_search_the_answer_budget_ended_is_stale(tmp_path: Path) -> None:
+    """A horizon search whose range the answer budget ended (before searches raised their
+    budgets up to the context) is named stale by the build and by `leaderboard check`."""
+    from typer.testing import CliRunner
+
+    from harness.cli.main import app
+    from harness.config import RunConfig
+    from harness.leaderboard.stale import board_runs, searched_otherwise
+    from harness.run.evaluate import evaluate
+    from harness.testing import ScriptedLM
+
+    task = "lengthgen/copy"
+    cfg = RunConfig(model="scripted:s", tasks=[task], seed=4, limit_per_bucket=3,
+                    use_cache=False, horizon=True, horizon_items=20,
+                    output_dir=tmp_path / "run")
+    evaluate(cfg, model=ScriptedLM("a b"))
+    build([tmp_path / "run"], tmp_path / "board", gzip_samples=True)
+    assert searched_otherwise(board_runs(tmp_path / "board")) == []
+    res = tmp_path / "run" / "results.json"
+    data = json.loads(res.read_text())
+    assert data["tasks"][0]["horizons"]
+    for h in data["tasks"][0]["horizons"]:
+        h["range_end"] = "output"
+    res.write_text(json.dumps(data))
+    build([tmp_path / "run"], tmp_path / "again", gzip_samples=True)
+    assert json.loads((tmp_path / "again" / "leaderboard.json").read_text())[
+        "stale_tasks"] == [task]
+    r = CliRunner().invoke(app, ["leaderboard", "check", str(tmp_path / "again"),
+                                 "--no-rebuild"])
+    assert r.exit_code == 1 and f"a horizon search of {task} ended its range" in r.output
 
 
 @pytest.mark.parametrize("name", _published())
@@ -278,3 +311,8 @@ def test_current_board_items_are_the_ones_todays_code_makes(
     drifted = drifted_tasks(board, board_include_paths(board))
     assert drifted == [], (f"leaderboards/{name}: today's code makes other items for "
                            f"{', '.join(drifted)}: rerun them")
+    from harness.leaderboard.stale import board_runs, searched_otherwise
+
+    searched = searched_otherwise(board_runs(board))
+    assert searched == [], (f"leaderboards/{name}: a horizon search of {', '.join(searched)} "
+                            "ended where today's goes on: rerun them")
