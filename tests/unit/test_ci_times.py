@@ -88,3 +88,5 @@ def test_the_readmes_ci_figure_is_the_recorded_one() -> None:
         assert f" {minutes(st['seconds'])}" in item, st["step"]
     for load in (rec["steps"][0]["load_start"], rec["steps"][-1]["load_end"]):
         assert "/".join(f"{x:.2f}" for x in load) in item
+    passed = re.search(r"(\d+) passed", rec["note"])
+    assert passed is not None and f"{int(passed.group(1)):,} tests passed" in item
