@@ -111,7 +111,7 @@ def plan_command(
              "with 'harness leaderboard costs').")] = None,
 ) -> None:
     """Items per bucket each task needs for the stated precision, and its measured cost."""
-    from harness.leaderboard.costs import core_hours, estimate, read_table, scaled_mark
+    from harness.leaderboard.costs import core_hours, current, estimate, read_table, scaled_mark
     from harness.leaderboard.plan import groups, per_bucket, plan_tasks
     from harness.run.progress import duration
 
@@ -120,15 +120,16 @@ def plan_command(
     if unmeasured and not groups_only:
         raise HarnessError("--unmeasured: only with --groups")
     plans = plan_tasks([tasks], seed, target, min_per_bucket)
+    specs = {p.task: p.spec_sha256 for p in plans}
     table = read_table(costs)
     if groups_only:
-        have = table.models.get(unmeasured, {}) if unmeasured else {}
+        have = current(table, unmeasured, specs) if unmeasured else {}
         for limit, names in groups([p for p in plans if p.task not in have]):
             typer.echo(f"{limit if limit is not None else 'all'} {','.join(names)}")
         return
     names = [m for m in models.split(",") if m] or list(table.models)
     planned = [(p.task, p.prompts) for p in plans]
-    est = {m: estimate(table, m, planned) for m in names}
+    est = {m: estimate(table, m, planned, specs) for m in names}
     typer.echo(f"target: pooled ID and OOD within +-{100 * target:g} pts (95%), >= "
                f"{min_per_bucket} per bucket: {per_bucket(1, 1, target, min_per_bucket)} items "
                "per role at least")

@@ -11,15 +11,17 @@ average, wall seconds and prompt count beside it. A task answered partly from th
 
 **The estimate.** ``harness leaderboard plan`` scales each measured task by planned prompts over
 measured prompts (exact when the limits agree) and sums; tasks with no measurement are listed,
-and the total is then a lower bound. ``harness leaderboard costs RUN...`` adds runs to the table
-(``--out`` the shipped ``costs.json``, or a file of your own for ``plan --costs``).
+and the total is then a lower bound. A task timed under another task file than today's (each
+entry records the spec hash it ran under) counts as not measured. ``harness leaderboard costs
+RUN...`` adds runs to the table (``--out`` the shipped ``costs.json``, or a file of your own for
+``plan --costs``).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -43,6 +45,8 @@ class TaskCost(_Frozen):
     wall_s: float  # wall seconds of its model calls (cpu_s / wall_s: threads kept busy)
     load_avg: float | None  # 1-minute load average, mean of the run's start and end
     engine: str  # engine and weights as the run's model identity names them
+    spec_sha256: str | None = Field(  # the task file it was timed under (None: recorded before
+        None, exclude_if=lambda v: v is None)  # hashes were): another one's cost is not today's
 
 
 class CostTable(_Frozen):
@@ -106,7 +110,7 @@ def measured(run_dir: Path) -> tuple[str, dict[str, TaskCost], list[str]]:
         out[name] = TaskCost(limit=res["run"].get("limit_per_bucket"), prompts=prompts,
                              cpu_s=round(cpu, 1), wall_s=round(timings[f"{name}.model_s"], 1),
                              load_avg=round(sum(loads) / len(loads), 2) if loads else None,
-                             engine=engine)
+                             engine=engine, spec_sha256=t.get("spec_sha256"))
     return spec, out, skipped
 
 
@@ -121,11 +125,19 @@ def add_runs(table: CostTable, runs: Iterable[Path]) -> tuple[CostTable, list[st
     return table.model_copy(update={"models": models}), notes
 
 
-def estimate(table: CostTable, model: str,
-             planned: Sequence[tuple[str, int]]) -> tuple[dict[str, float], list[str]]:
+def current(table: CostTable, model: str, specs: Mapping[str, str]) -> dict[str, TaskCost]:
+    """``model``'s measured tasks, less those timed under another task file than today's
+    (``specs``: task → today's spec hash; a task file change, such as a larger answer budget,
+    can change its cost many times over)."""
+    return {t: c for t, c in table.models.get(model, {}).items()
+            if c.spec_sha256 is None or specs.get(t, c.spec_sha256) == c.spec_sha256}
+
+
+def estimate(table: CostTable, model: str, planned: Sequence[tuple[str, int]],
+             specs: Mapping[str, str] | None = None) -> tuple[dict[str, float], list[str]]:
     """CPU seconds per task for ``planned`` (task, prompts) under ``model``, and the tasks with
-    no measurement."""
-    known = table.models.get(model, {})
+    no measurement (or one under another task file than ``specs`` names, ``current``)."""
+    known = current(table, model, specs or {})
     est: dict[str, float] = {}
     missing = []
     for task, prompts in planned:

@@ -41,6 +41,7 @@ class TaskPlan:
     half_id: float  # worst-case Wilson 95% half-width of pooled ID accuracy
     half_ood: float  # the same for pooled OOD accuracy (0 without OOD buckets)
     short: str | None  # which target it misses (too few items in the data), or None
+    spec_sha256: str = ""  # today's hash of its task file (what a measured cost must match)
 
 
 def evaluated_buckets(evaluates: Iterable[Sequence[str | float] | None]) -> set[str] | None:
@@ -97,6 +98,7 @@ def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
     the task files without generating any (data-backed tasks read ``GENHARNESS_DATA``)."""
     from harness.config import RunConfig
     from harness.run.plan import plan_task
+    from harness.run.results import spec_hash
     from harness.tasks.index import TaskIndex
 
     index = TaskIndex.build([])
@@ -112,7 +114,7 @@ def plan_tasks(names: Sequence[str], seed: int = 0, target: float = TARGET,
         plan = plan_counts(ref.address, counts, target, min_per_bucket)
         limited = board.model_copy(update={"limit_per_bucket": plan.limit})
         prompts = plan_task(ref, spec, limited).prompts()
-        out.append(dataclasses.replace(plan, prompts=prompts))
+        out.append(dataclasses.replace(plan, prompts=prompts, spec_sha256=spec_hash(spec)))
     return out
 
 

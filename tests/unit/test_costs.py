@@ -40,6 +40,7 @@ def test_a_fresh_run_is_measured_and_a_cached_one_is_not(tmp_path: Path,
     cost = costs[TASK]
     assert cost.prompts == len(samples) > 0 and cost.limit == 3
     assert cost.cpu_s >= 0 and cost.load_avg is not None and cost.engine.startswith("scripted")
+    assert cost.spec_sha256 == res["tasks"][0]["spec_sha256"]  # the task file it ran under
     again = _run(tmp_path, "again", monkeypatch)  # every response comes from the cache now
     _, costs2, skipped2 = measured(again)
     assert costs2 == {} and skipped2 == [f"{TASK}: {len(samples)} responses came from the cache"]
@@ -91,6 +92,29 @@ def test_plan_marks_a_cost_timed_at_another_size(tmp_path: Path) -> None:
     assert scaled_mark(small.model_copy(update={"limit": limit}), limit) == ""
     assert scaled_mark(small.model_copy(update={"limit": None}), limit) == ">="
     assert scaled_mark(small, None) == "<=" and scaled_mark(None, limit) == ""
+
+
+def test_a_cost_timed_under_another_task_file_is_not_measured(tmp_path: Path) -> None:
+    """A task file change (a larger answer budget, say) can change a task's cost many times
+    over: an entry recorded under another spec hash than today's counts as not measured, in
+    the estimate and for --retime; an entry from before hashes were recorded still counts."""
+    from harness.leaderboard.plan import plan_tasks
+
+    (plan,) = plan_tasks([TASK])
+    cost = TaskCost(limit=plan.limit, prompts=186, cpu_s=3600.0, wall_s=3700.0, load_avg=1.0,
+                    engine="hf")
+    for spec, measured_now in ((plan.spec_sha256, True), ("0" * 64, False), (None, True)):
+        table = tmp_path / "costs.json"
+        entry = cost.model_copy(update={"spec_sha256": spec})
+        table.write_text(CostTable(models={"hf:m": {TASK: entry}}).model_dump_json())
+        out = CliRunner().invoke(app, ["leaderboard", "plan", "--tasks", TASK,
+                                       "--costs", str(table)])
+        assert out.exit_code == 0, out.output
+        line = next(ln for ln in out.output.splitlines() if ln.startswith(TASK))
+        assert ("not measured" not in line) == measured_now, (spec, line)
+        left = CliRunner().invoke(app, ["leaderboard", "plan", "--tasks", TASK, "--costs",
+                                        str(table), "--groups", "--unmeasured", "hf:m"])
+        assert (left.output.strip() == "") == measured_now, (spec, left.output)
 
 
 def test_groups_of_the_unmeasured_tasks_are_what_retime_runs(tmp_path: Path) -> None:
