@@ -13,9 +13,9 @@ Sampled requests (temperature > 0) also key on their occurrence number within th
 asking for the same prompt five times yields five samples, and a re-run gets the same five.
 
 A greedy generate request the cache holds under another budget is answered from there when
-that answer stopped by itself before this request's budget (``cache_store``: "Answers that
-ended before their budget"): a run under a changed budget asks the model only for the answers
-the old budget cut. Those are counted in ``CacheStats.regrown``.
+that answer stopped by itself before this request's budget (``models/cache_ended``): a run
+under a changed budget asks the model only for the answers the old budget cut. Those are
+counted in ``CacheStats.regrown``.
 
 The database lives in the user cache directory (``platformdirs``), never inside the installed
 package; WAL mode lets concurrent runs share it. Rows carry checksums and a damaged file is moved

@@ -14,16 +14,8 @@ whenever a later read or write meets the damage.
 
 The checksum guards against damage and careless edits, not against someone who recomputes it.
 
-**Answers that ended before their budget.** A greedy answer that stopped by itself (fewer new
-tokens than its request allowed: an end of text or a stop string) is the answer the same
-request gets under any budget it fits in: greedy decoding writes the same tokens whatever room
-is left. Such rows are also listed in the ``ended`` table under their *family* (the model and
-the request without its budget, ``family_key``) with their token count, so a request that
-differs only in its budget (a changed budget rule, another ``--max-answer-tokens``) is answered
-from them (``ended_answer``) instead of asking the model again. An answer its budget cut is
-never served under another budget. A file written before the table existed is indexed once when
-it is opened; the row a family entry points to is read with its checksum and its family checked
-again, so a damaged entry can only miss, never serve another request's answer.
+The ``ended`` table indexes the answers that stopped before their budget, for requests that
+differ only in it (``models/cache_ended``).
 """
 
 from __future__ import annotations
@@ -41,16 +33,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.errors import HarnessError
+from harness.models import cache_ended as ended
 
 DB_NAME = "responses.sqlite"
 COLUMNS = ("key", "model", "method", "request", "response", "created", "checksum")
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL,"
            " method TEXT NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL,"
            " created REAL NOT NULL, checksum TEXT NOT NULL)")
-ENDED_COLUMNS = ("family", "n_tokens", "key")
-_ENDED = ("CREATE TABLE IF NOT EXISTS ended (family TEXT NOT NULL, n_tokens INTEGER NOT NULL,"
-          " key TEXT NOT NULL, PRIMARY KEY (family, key))")
-_ENDED_KEY = "CREATE INDEX IF NOT EXISTS ended_key ON ended (key)"  # for deletes by key
 # messages of SQLite errors that mean the file's content, not the system, is the problem
 _DAMAGE = ("no such table", "no such column", "has no column", "malformed", "not a database")
 T = TypeVar("T")
@@ -70,34 +59,6 @@ def row_checksum(key: str, model: str, method: str, request: str, response: str)
 def row_key(model: str, request_json: str) -> str:
     """The row key: sha256 of the model key and the request JSON."""
     return hashlib.sha256(f"{model}\n{request_json}".encode()).hexdigest()
-
-
-def family_key(model: str, request_json: str) -> tuple[str, int] | None:
-    """A greedy generate request's family (sha256 of the model key and the request JSON without
-    its budget) and its budget; None for any other request (see module)."""
-    try:
-        body = json.loads(request_json)
-    except ValueError:
-        return None
-    if (not isinstance(body, dict) or body.get("method") != "generate" or "occurrence" in body
-            or body.get("temperature") != 0 or not isinstance(body.get("max_tokens"), int)):
-        return None
-    budget = body.pop("max_tokens")
-    rest = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return row_key(model, rest), budget
-
-
-def ended_tokens(request_json: str, response_json: str) -> int | None:
-    """The new tokens of a generated answer that stopped before its request's budget (None: it
-    used the whole budget, or the row is not such an answer). Zero tokens beside text is a
-    count a server did not report (stored so by harnesses before -1 meant unknown): not ended."""
-    try:
-        response = json.loads(response_json)
-        budget, n = json.loads(request_json)["max_tokens"], response["n_tokens"]
-    except (ValueError, TypeError, KeyError):
-        return None
-    ok = isinstance(budget, int) and isinstance(n, int) and not isinstance(n, bool)
-    return n if ok and 0 <= n < budget and (n > 0 or not response.get("text")) else None
 
 
 def is_damage(e: sqlite3.Error) -> bool:
@@ -158,7 +119,7 @@ class ResponseCache:
             if problem is not None:
                 raise _Damaged(problem)
             db.execute(_SCHEMA)
-            self._index_ended(db)
+            ended.index(db)
         except BaseException:
             db.close()
             raise
@@ -166,39 +127,12 @@ class ResponseCache:
 
     @staticmethod
     def _schema_problem(db: sqlite3.Connection) -> str | None:
-        cols = _columns(db, "responses")
+        cols = ended.columns(db, "responses")
         if not cols or cols == list(COLUMNS):
             return None
         if cols == [c for c in COLUMNS if c != "checksum"]:
             return "has no row checksums (written by an older harness)"
         return f"has an unexpected responses table (columns {', '.join(map(str, cols))})"
-
-    @staticmethod
-    def _index_ended(db: sqlite3.Connection) -> None:
-        """Create the ``ended`` table; a file from before it (or with one of another shape: it
-        holds nothing but what the responses give) gets its rows indexed once. The rows are
-        read before the write lock is taken, so other runs' writes wait only for the inserts;
-        a row stored in between is not indexed (it is served under its own budget only)."""
-        if _columns(db, "ended") == list(ENDED_COLUMNS):
-            db.execute(_ENDED_KEY)
-            return
-        entries = [e for r in db.execute("SELECT key, model, request, response FROM responses "
-                                         "WHERE method = 'generate'")
-                   if (e := _ended_entry(*r)) is not None]
-        db.execute("BEGIN IMMEDIATE")  # one process indexes; the others find the table made
-        try:
-            cols = _columns(db, "ended")
-            if cols != list(ENDED_COLUMNS):
-                if cols:
-                    db.execute("DROP TABLE ended")
-                db.execute(_ENDED)
-                db.executemany("INSERT OR IGNORE INTO ended VALUES (?, ?, ?)", entries)
-            db.execute(_ENDED_KEY)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
 
     def _open(self) -> sqlite3.Connection:
         for _ in range(3):
@@ -299,47 +233,28 @@ class ResponseCache:
         """Store one response and commit at once (it survives the process being killed)."""
         row = (key, model, method, request, response, time.time(),
                row_checksum(key, model, method, request, response))
-        ended = _ended_entry(key, model, request, response) if method == "generate" else None
+        listed = ended.entry(key, model, request, response) if method == "generate" else None
 
         def write(db: sqlite3.Connection) -> None:
             db.execute(f"INSERT OR REPLACE INTO responses ({', '.join(COLUMNS)}) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)", row)
-            if ended is not None:
-                db.execute("INSERT OR IGNORE INTO ended VALUES (?, ?, ?)", ended)
+            if listed is not None:
+                db.execute(ended.INSERT, listed)
 
         with self._lock:
             self._run(write)
 
     def ended_answer(self, model: str, request_json: str) -> tuple[str, int] | None:
         """A stored answer, under another budget, that ended before this request's budget and
-        so is its answer (see module), with the budget it was asked with; None where the cache
-        holds none."""
-        fam = family_key(model, request_json)
+        so is its answer (``models/cache_ended``), with the budget it was asked with; None where
+        the cache holds none. A row failing its checksum is passed over (it is dropped when it
+        is read by its own key)."""
+        fam = ended.family_key(model, request_json)
         if fam is None:
             return None
-        family, budget = fam
-
-        def read(db: sqlite3.Connection) -> list[tuple[str, ...]]:
-            keys = [r[0] for r in db.execute(
-                "SELECT key FROM ended WHERE family = ? AND n_tokens < ? ORDER BY key",
-                (family, budget)).fetchall()]
-            if not keys:
-                return []
-            marks = ",".join("?" * len(keys))
-            return list(db.execute("SELECT key, model, method, request, response, checksum "
-                                   f"FROM responses WHERE key IN ({marks})", keys).fetchall())
-
         with self._lock:
-            rows = self._run(read)
-        for row in sorted(rows):
-            _, m, _, request, response, _ = row
-            if not _valid(row):
-                continue  # a damaged row is dropped when it is read by its own key
-            mine = family_key(m, request)
-            n = ended_tokens(request, response)
-            if mine is not None and mine[0] == family and n is not None and n < budget:
-                return str(response), mine[1]
-        return None
+            rows = self._run(lambda db: ended.candidates(db, *fam))
+        return ended.pick([r for r in rows if _valid(r)], *fam)
 
     def info(self) -> dict[str, Any]:
         """Path, size, response counts per model and method, and damaged files moved aside."""
@@ -383,20 +298,6 @@ class ResponseCache:
         """Close the connection."""
         with self._lock:
             self._db.close()
-
-
-def _columns(db: sqlite3.Connection, table: str) -> list[str]:
-    """A table's column names ([] where it does not exist)."""
-    return [str(r[1]) for r in db.execute(f"PRAGMA table_info({table})").fetchall()]
-
-
-def _ended_entry(key: str, model: str, request: str, response: str
-                 ) -> tuple[str, int, str] | None:
-    """The ``ended`` row of a stored response: (family, new tokens, key); None unless it is a
-    greedy answer that stopped before its budget."""
-    fam = family_key(model, request)
-    n = ended_tokens(request, response) if fam is not None else None
-    return None if fam is None or n is None else (fam[0], n, key)
 
 
 class _Damaged(Exception):

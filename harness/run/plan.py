@@ -187,12 +187,18 @@ class RunPlan:
             budget = self._budgets[key]
         if budget is None:
             return p
+        return self._within_room(p, budget)
+
+    def _within_room(self, p: Prepared, budget: int) -> Prepared:
+        """``p`` with ``budget``, or what the context leaves after its prompt where that is less
+        (``context_bound`` then, where the prompt is counted in the model's tokens: counted in
+        bytes it is a cap, but not known to be the context's, and a cut answer stays the
+        budget's)."""
         room = self.room(p)  # this prompt, exemplars and chat turns included
         if room is None or budget <= room:
-            return replace(p, max_tokens=budget)
-        # counted in bytes where the tokenizer is unknown: a cap then, but not known to be the
-        # context's, so an answer cut under it stays the budget's
-        return replace(p, max_tokens=max(1, room), context_bound=self._counted(p))
+            return replace(p, max_tokens=budget, context_bound=False)
+        counted = self.count_tokens is not None and self.count_tokens(p.prompt) is not None
+        return replace(p, max_tokens=max(1, room), context_bound=counted)
 
     def room(self, p: Prepared) -> int | None:
         """The tokens the model's context leaves after ``p``'s prompt (a token kept for the
@@ -224,15 +230,8 @@ class RunPlan:
         if p.max_tokens is None:
             return None
         grown = 2 * p.max_tokens if self.cap is None else min(2 * p.max_tokens, self.cap)
-        room = self.room(p)
-        bound = room is not None and room < grown  # the context, not the doubling, sets it
-        grown = room if room is not None and bound else grown
-        return (replace(p, max_tokens=grown, context_bound=bound and self._counted(p))
-                if grown > p.max_tokens else None)
-
-    def _counted(self, p: Prepared) -> bool:
-        """Whether ``p``'s prompt is counted in the model's own tokens (not in bytes)."""
-        return self.count_tokens is not None and self.count_tokens(p.prompt) is not None
+        more = self._within_room(p, grown)
+        return more if more.max_tokens is not None and more.max_tokens > p.max_tokens else None
 
     def bucket_at(self, d: int) -> Bucket:
         """A bucket of the one difficulty ``d`` (its role from the ID edge)."""

@@ -89,7 +89,7 @@ def test_a_damaged_index_entry_never_serves_another_requests_answer(tmp_path: Pa
     mkey = model_key(Asked().identity)
     request = json.dumps({"max_tokens": 16, "method": "generate", "prompt": "a", "stop": ["\n"],
                           "temperature": 0.0}, sort_keys=True, separators=(",", ":"))
-    from harness.models.cache_store import family_key
+    from harness.models.cache_ended import family_key
     fam = family_key(mkey, request)
     assert fam is not None
     db.execute("INSERT INTO ended VALUES (?, ?, ?)", (fam[0], 1, key))  # a's family → b's row
@@ -136,7 +136,7 @@ def test_an_index_of_another_shape_is_built_again(tmp_path: Path) -> None:
 
 
 def test_a_count_the_server_did_not_report_is_not_an_ended_answer() -> None:
-    from harness.models.cache_store import ended_tokens
+    from harness.models.cache_ended import ended_tokens
 
     req = json.dumps({"max_tokens": 8})
     assert ended_tokens(req, json.dumps({"text": "a b c", "n_tokens": 0})) is None
