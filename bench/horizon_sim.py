@@ -25,11 +25,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+# one BLAS thread a process, set before numpy loads: the posterior's dot products in two
+# processes with two threads each spin-waited on this 2-core machine (over 5x slower)
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, os.environ.get("BENCH_THREADS", "1"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import ROOT, machine, write_doc, write_result  # noqa: E402

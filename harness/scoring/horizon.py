@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.scoring.horizon_model import LAPSE_STEPS, RHO_PRIOR, Grid
+from harness.scoring.horizon_model import LAPSE_STEPS, Grid, normalised
 
 if TYPE_CHECKING:
     import numpy as np
@@ -92,14 +92,12 @@ class HorizonSearch:
 
     def _start(self, hi: int) -> None:
         """No answers yet, over ``lo..hi``."""
-        import numpy as np
-
         lo = self.lo
         self.hi = hi
         self.difficulties = candidate_difficulties(lo, hi)
         self.grid = Grid(lo, hi, self.baseline)
         # the prior (flat but for ρ, ``RHO_PRIOR``), kept in logs: no underflow
-        self._logpost = np.zeros(self.grid.shape) + np.log(RHO_PRIOR)[:, None, None, None, None]
+        self._logpost = self.grid.log_prior()
         self._post: npt.NDArray[np.float64] | None = None
         self._terms: dict[int, tuple[npt.NDArray[np.float64], ...]] = {}
         self.items = 0
@@ -139,15 +137,8 @@ class HorizonSearch:
 
     def posterior(self) -> npt.NDArray[np.float64]:
         """The normalised posterior over (ρ, ln d50, σ, λ, shape)."""
-        import numpy as np
-
         if self._post is None:
-            rel = self._logpost - self._logpost.max()
-            # cells below e^-575 of the mode count as 0: no subnormal numbers downstream
-            # (arithmetic on them is a hundred times slower), and no visible mass is lost
-            post = np.exp(np.maximum(rel, -700.0))
-            post[rel < -575.0] = 0.0
-            self._post = post / post.sum()
+            self._post = normalised(self._logpost)
         return self._post
 
     def next_round(self, items: int, points: int = 4) -> list[tuple[int, int]]:
@@ -233,13 +224,17 @@ class HorizonSearch:
     def add_round(self, batches: Sequence[tuple[float, float, int]], check: bool = False
                   ) -> None:
         """One round's batches, added to the fit; ``check``: the check round's, first placed
-        in the predictive distribution of the posterior before them
-        (``horizon_fit.held_out_p``) and counted in ``check_items``."""
-        from harness.scoring.horizon_fit import held_out_p
+        in the predictive distribution of the posterior before them, less the batches on the
+        stretch they check (``horizon_fit.unchecked``, ``held_out_p``), and counted in
+        ``check_items``."""
+        from harness.scoring.horizon_fit import held_out_p, unchecked
 
         asked = [b for b in batches if b[2] > 0]
         if check and asked:
-            p = held_out_p(self.grid, self.posterior(), asked)
+            edge = self.edge if self.edge is not None else min(self.tried, default=self.lo)
+            kept = unchecked(self.batches, edge, max(d for d, _, _ in asked))
+            post = self.posterior() if len(kept) == len(self.batches) else self.grid.posterior(kept)
+            p = held_out_p(self.grid, post, asked)
             self.fit_p = min(1.0, p * len(asked))  # Bonferroni over the check's batches
         for d, c, n in asked:
             self.add(d, c, n)

@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import betabinom, binom
 
 from harness.scoring.horizon import HorizonSearch, run_search
-from harness.scoring.horizon_fit import MISFIT_P, check_plan
+from harness.scoring.horizon_fit import MISFIT_P, check_plan, held_out_p, unchecked
 from harness.scoring.horizon_model import RHO, SHAPES, Grid, fitted_accuracy, survival
 
 
@@ -125,3 +125,45 @@ def test_a_search_of_a_single_fall_ends_with_its_check_round() -> None:
         small.add(d, 8, 8)
     run_search(small, answer, 20, 20, math.log(2.0))
     assert small.check_items == 0  # a search of 20 answers keeps them all for the fit
+
+
+def _sampled_dip() -> HorizonSearch:
+    """A search that itself sampled a dip (26: 3 of 10, where the fall at about 100 leaves the
+    model at its easy-item level) and then spent its rounds on the fall."""
+    s = HorizonSearch(1, 512, 0.0, edge=8)
+    for d in (2, 5, 8):
+        s.add(d, 90, 100)
+    for rnd in ([(227, 0, 10), (173, 0, 10), (298, 0, 10), (132, 1, 10)],
+                [(34, 5, 10), (45, 8, 10), (26, 3, 10), (58, 9, 10)],
+                [(101, 4, 10), (77, 8, 10), (132, 1, 10), (58, 9, 10)],
+                [(101, 5, 10), (132, 1, 10), (77, 7, 10), (173, 0, 10)]):
+        s.add_round(rnd)
+    return s
+
+
+def test_the_check_is_fitted_without_the_stretch_it_checks() -> None:
+    """The check's predictive leaves out the batches past the ID edge up to the first tried
+    difficulty above its points: there the search's dip batch (26), not the ID batch at the
+    edge nor the fall's batches above it."""
+    s = _sampled_dip()
+    plan = s.check_round(30)
+    assert plan == [(15, 30)]
+    kept = unchecked(s.batches, 8.0, 15.0)
+    assert {d for d, _, _ in s.batches} - {d for d, _, _ in kept} == {26.0}
+    assert unchecked(s.batches, 8.0, 1000.0) == [b for b in s.batches if b[0] <= 8]
+    assert unchecked(s.batches, 300.0, 400.0) == s.batches
+
+
+def test_a_dip_the_search_sampled_is_not_read_as_correlated_batches() -> None:
+    """Fresh answers in the dip (12 of 30 at 15) would pass against the whole posterior, whose
+    ρ has grown to explain the dip batch; against the posterior without it they are a misfit.
+    Answers at the easy-item level there stay measured."""
+    s = _sampled_dip()
+    dip = [(15, 12, 30)]
+    assert held_out_p(s.grid, s.posterior(), dip) > MISFIT_P  # the old check: passes
+    s.add_round(dip, check=True)
+    est = s.verdict()
+    assert est.status == "misfit" and est.fit_p is not None and est.fit_p < MISFIT_P
+    level = _sampled_dip()
+    level.add_round([(15, 27, 30)], check=True)
+    assert level.verdict().status == "measured"
