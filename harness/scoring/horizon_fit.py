@@ -9,8 +9,10 @@ posterior gives for it (beta-binomial at each grid point, ρ included, so batch-
 answers are expected to wander more): the two-sided tail probability is its p-value
 (``held_out_p``). The answers were not used to fit the curve they are checked against, so under
 a single fall of the model's family the p-value is uniform, and the smallest one, times the
-number of check batches (Bonferroni), falls below ``MISFIT_P`` in at most that share of
-searches. Below it the answers contradict one fall (a dip and a recovery, a rise, a fall much
+number of check batches (Bonferroni), falls below ``MISFIT_P`` in about that share of
+searches or fewer (a posterior predictive p-value is calibrated only roughly at one true curve;
+``bench/horizon_sim.py`` counts the flags on monotone curves). Below it the answers contradict
+one fall (a dip and a recovery, a rise, a fall much
 earlier than fitted) and the search reports ``misfit`` with the tried accuracies instead of a
 d50.
 
@@ -83,6 +85,8 @@ def unchecked(batches: Sequence[tuple[float, float, int]], edge: float, top: flo
     """The ``batches`` the check's predictive is fitted on: all but those past the ID ``edge``
     up to the first tried difficulty above ``top`` (the check's highest point), the stretch
     the check tests, so that a dip the search sampled there is not first read as overdispersion.
+    Where the check's points spread over gaps up the whole tried stretch, that leaves little
+    but the ID answers, and the check loses power (docs/statistics.md says so).
     """
     above = [d for d, _, _ in batches if d > top]
     end = min(above) if above else math.inf
