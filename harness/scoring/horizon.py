@@ -232,7 +232,7 @@ class HorizonSearch:
         asked = [b for b in batches if b[2] > 0]
         if check and asked:
             edge = self.edge if self.edge is not None else min(self.tried, default=self.lo)
-            kept = unchecked(self.batches, edge, max(d for d, _, _ in asked))
+            kept = unchecked(self.batches, edge, [d for d, _, _ in asked])
             post = self.posterior() if len(kept) == len(self.batches) else self.grid.posterior(kept)
             p = held_out_p(self.grid, post, asked)
             self.fit_p = min(1.0, p * len(asked))  # Bonferroni over the check's batches

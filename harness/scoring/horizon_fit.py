@@ -16,14 +16,15 @@ one fall (a dip and a recovery, a rise, a fall much
 earlier than fitted) and the search reports ``misfit`` with the tried accuracies instead of a
 d50.
 
-The predictive comes from the posterior **without the batches on the stretch being checked**
-(``unchecked``: past the ID edge, up to the first tried difficulty above the check's points).
-A search that had itself sampled a dip there (one or two batches far below the fitted curve)
-otherwise reads them as correlated batches: the posterior's ρ grows, the predictive widens, and
-the fresh answers in the dip pass. Fitted without them, the curve on that stretch comes from the
-ID answers and the fall, and ρ from the batches that fit it, so a dip the search had sampled is
-flagged too. The test stays valid: the check's answers are still held out from the fit they are
-placed in, which only has fewer answers. ``bench/horizon_sim.py`` measures both sides: the
+The predictive comes from the posterior **without the batches at the ends of the gaps being
+checked** (``unchecked``: for each check point, the tried difficulties just below and just
+above it, past the ID edge). A search that had itself sampled a dip there (a batch far below
+the fitted curve next to the untried gap) otherwise reads it as correlated batches: the
+posterior's ρ grows, the predictive widens, and the fresh answers in the dip pass. Fitted
+without them, the curve at the gap comes from the ID answers and the other batches, and ρ from
+the batches that fit it, so a dip the search had sampled is flagged too. The test stays valid:
+the check's answers are still held out from the fit they are placed in, which only has fewer
+answers. ``bench/horizon_sim.py`` measures both sides: the
 share of the grid's curve that falls, recovers and falls again flagged, and the flags on its
 monotone and batch-correlated settings (docs/statistics.md).
 
@@ -80,17 +81,19 @@ def check_plan(candidates: Sequence[int], tried: Sequence[float], edge: float, b
     return [(d, base + (i < extra)) for i, d in enumerate(sorted(chosen))]
 
 
-def unchecked(batches: Sequence[tuple[float, float, int]], edge: float, top: float
+def unchecked(batches: Sequence[tuple[float, float, int]], edge: float, points: Sequence[float]
               ) -> list[tuple[float, float, int]]:
-    """The ``batches`` the check's predictive is fitted on: all but those past the ID ``edge``
-    up to the first tried difficulty above ``top`` (the check's highest point), the stretch
-    the check tests, so that a dip the search sampled there is not first read as overdispersion.
-    Where the check's points spread over gaps up the whole tried stretch, that leaves little
-    but the ID answers, and the check loses power (docs/statistics.md says so).
-    """
-    above = [d for d, _, _ in batches if d > top]
-    end = min(above) if above else math.inf
-    return [b for b in batches if not edge < b[0] <= end]
+    """The ``batches`` the check's predictive is fitted on: all but those at the ends of the
+    gaps the check's ``points`` fill (the tried difficulties just below and just above each
+    point, past the ID ``edge``), so that a dip the search sampled at a gap's end is not first
+    read as overdispersion, while the batches elsewhere still place the curve."""
+    tried = sorted({d for d, _, _ in batches})
+    ends: set[float] = set()
+    for c in points:
+        below = [d for d in tried if d < c]
+        above = [d for d in tried if d > c]
+        ends.update(d for d in (below[-1:] + above[:1]) if d > edge)
+    return [b for b in batches if b[0] not in ends]
 
 
 def _sample(post: npt.NDArray[np.float64], u: npt.NDArray[np.float64]

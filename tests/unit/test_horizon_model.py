@@ -141,17 +141,21 @@ def _sampled_dip() -> HorizonSearch:
     return s
 
 
-def test_the_check_is_fitted_without_the_stretch_it_checks() -> None:
-    """The check's predictive leaves out the batches past the ID edge up to the first tried
-    difficulty above its points: there the search's dip batch (26), not the ID batch at the
-    edge nor the fall's batches above it."""
+def test_the_check_is_fitted_without_the_ends_of_the_gaps_it_checks() -> None:
+    """The check's predictive leaves out the tried difficulties just below and above each
+    check point past the ID edge: here the search's dip batch (26), not the ID batch at the
+    edge nor the fall's batches; a check spread over the whole tried range keeps the batches
+    between its gaps."""
     s = _sampled_dip()
     plan = s.check_round(30)
     assert plan == [(15, 30)]
-    kept = unchecked(s.batches, 8.0, 15.0)
+    kept = unchecked(s.batches, 8.0, [15.0])
     assert {d for d, _, _ in s.batches} - {d for d, _, _ in kept} == {26.0}
-    assert unchecked(s.batches, 8.0, 1000.0) == [b for b in s.batches if b[0] <= 8]
-    assert unchecked(s.batches, 300.0, 400.0) == s.batches
+    assert unchecked(s.batches, 8.0, [1000.0]) == [b for b in s.batches if b[0] != 298]
+    assert unchecked(s.batches, 300.0, [400.0]) == s.batches
+    cut = {d for d, _, _ in s.batches} - {d for d, _, _ in unchecked(s.batches, 8.0,
+                                                                     [30.0, 90.0, 200.0])}
+    assert cut == {26.0, 34.0, 77.0, 101.0, 173.0, 227.0}
 
 
 def test_a_dip_the_search_sampled_is_not_read_as_correlated_batches() -> None:
