@@ -218,21 +218,23 @@ class HorizonSearch:
 
         est = self.estimate()
         below = self.hi if est.status == "above" else (est.d50 or self.lo)
-        edge = self.edge if self.edge is not None else min(self.tried, default=self.lo)
-        return check_plan(self.difficulties, list(self.tried), edge, below, items)
+        return check_plan(self.difficulties, list(self.tried), self._edge(), below, items)
+
+    def _edge(self) -> float:
+        """The largest ID difficulty (the smallest tried where it was not given)."""
+        return self.edge if self.edge is not None else min(self.tried, default=self.lo)
 
     def add_round(self, batches: Sequence[tuple[float, float, int]], check: bool = False
                   ) -> None:
         """One round's batches, added to the fit; ``check``: the check round's, first placed
-        in the predictive distribution of the posterior before them, less the batches on the
-        stretch they check (``horizon_fit.unchecked``, ``held_out_p``), and counted in
-        ``check_items``."""
+        in the predictive distribution of the posterior before them, less the batches at the
+        ends of the gaps they check (``horizon_fit.unchecked``, ``held_out_p``), and counted
+        in ``check_items``."""
         from harness.scoring.horizon_fit import held_out_p, unchecked
 
         asked = [b for b in batches if b[2] > 0]
         if check and asked:
-            edge = self.edge if self.edge is not None else min(self.tried, default=self.lo)
-            kept = unchecked(self.batches, edge, [d for d, _, _ in asked])
+            kept = unchecked(self.batches, self._edge(), [d for d, _, _ in asked])
             post = self.posterior() if len(kept) == len(self.batches) else self.grid.posterior(kept)
             p = held_out_p(self.grid, post, asked)
             self.fit_p = min(1.0, p * len(asked))  # Bonferroni over the check's batches

@@ -12,9 +12,8 @@ a single fall of the model's family the p-value is uniform, and the smallest one
 number of check batches (Bonferroni), falls below ``MISFIT_P`` in about that share of
 searches or fewer (a posterior predictive p-value is calibrated only roughly at one true curve;
 ``bench/horizon_sim.py`` counts the flags on monotone curves). Below it the answers contradict
-one fall (a dip and a recovery, a rise, a fall much
-earlier than fitted) and the search reports ``misfit`` with the tried accuracies instead of a
-d50.
+one fall (a dip and a recovery, a rise, a fall much earlier than fitted) and the search reports
+``misfit`` with the tried accuracies instead of a d50.
 
 The predictive comes from the posterior **without the batches at the ends of the gaps being
 checked** (``unchecked``: for each check point, the tried difficulties just below and just
@@ -24,9 +23,9 @@ posterior's ρ grows, the predictive widens, and the fresh answers in the dip pa
 without them, the curve at the gap comes from the ID answers and the other batches, and ρ from
 the batches that fit it, so a dip the search had sampled is flagged too. The test stays valid:
 the check's answers are still held out from the fit they are placed in, which only has fewer
-answers. ``bench/horizon_sim.py`` measures both sides: the
-share of the grid's curve that falls, recovers and falls again flagged, and the flags on its
-monotone and batch-correlated settings (docs/statistics.md).
+answers. ``bench/horizon_sim.py`` measures both sides: the share of the grid's curve that
+falls, recovers and falls again flagged, and the flags on its monotone and batch-correlated
+settings (docs/statistics.md).
 
 Checking every round the same way before it joins the fit (a prequential check) was tried and
 dropped: the level then has to be shared with every search batch, and on a curve that falls,
