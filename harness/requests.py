@@ -21,6 +21,8 @@ class GenerateRequest:
     max_tokens: int = 32  # the most new tokens to produce
     stop: tuple[str, ...] = ()  # the output is cut before the first of these strings
     temperature: float = 0.0  # 0 means greedy decoding
+    until: str = ""  # a registered extractor with an answer end: the generation may stop, and
+    # is cut, where that answer is settled (``answers.extract.answer_end``); "": none
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,11 @@ class GenerateResponse:
     """What ``LM.generate`` returns for one request."""
 
     text: str  # generated text, trimmed at the first stop sequence
-    n_tokens: int  # number of generated tokens before trimming
+    n_tokens: int  # number of generated tokens before trimming (UNKNOWN_TOKENS: not known)
+
+
+UNKNOWN_TOKENS = -1  # an answer's token count where nothing says it (a server without usage, a
+# replayed answer, one cut where it was settled past its budget): never read as cut
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 ``scoring.extract.kind`` names a registered extractor: a function ``(raw output, pattern) ->
 answer`` ("" when there is none), where ``pattern`` is the task's ``scoring.extract.pattern``.
 Register one with ``@extractor("name")`` (``needs_pattern=True`` when the task must give a
-pattern: the task file is refused without one). Other packages add extractors with an entry
-point named after the extractor in group ``harness.extractors``, pointing at the function.
+pattern: the task file is refused without one; ``ends=FN`` when text past a point can no longer
+change the answer, ``FN(raw output)`` giving that point or None: see ``answer_end``). Other
+packages add extractors with an entry point named after the extractor in group
+``harness.extractors``, pointing at the function.
 The built-ins are below (``harness extractors list`` shows every one with its origin).
 """
 
@@ -21,6 +23,7 @@ from harness.spec.patterns import search
 from harness.spec.scoring import ExtractSpec
 
 ExtractFn = Callable[[str, str | None], str]
+EndFn = Callable[[str], int | None]
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Extractor:
     name: str  # the name task files give as scoring.extract.kind
     fn: ExtractFn  # (raw output, scoring.extract.pattern) -> the answer ("" when none)
     needs_pattern: bool = False  # scoring.extract.pattern is required (checked at task load)
+    ends: EndFn | None = None  # where the answer is settled: text past it cannot change it
 
 
 def _from_object(name: str, obj: object) -> Extractor:
@@ -61,6 +65,17 @@ def extract(text: str, spec: ExtractSpec) -> str:
                            f"{shown} ({type(answer).__name__}), not text: an extractor returns "
                            'the answer as a string ("" when there is none)')
     return answer
+
+
+def answer_end(text: str, kind: str) -> int | None:
+    """Where the answer of extractor ``kind`` in ``text`` is settled: the end of the text that
+    decides it, past which nothing written can change the answer (the first ``\\boxed{}``
+    closed: ``first_boxed``); None while it is not, and always for an extractor without
+    ``ends``. A generation may stop there (``GenerateRequest.until``), and an answer that ran on
+    past it is cut there (``models/answer_bounds``): its score is the same either way."""
+    ends = get_extractor(kind).ends if kind else None
+    end = ends(text) if ends is not None else None
+    return end if end is not None and 0 <= end <= len(text) else None
 
 
 # --- built-ins ---------------------------------------------------------------------------------
@@ -119,21 +134,40 @@ def _last_number(text: str, pattern: str | None) -> str:
 _BOX = re.compile(r"\\(?:boxed|fbox)\b\s*")
 
 
+def _box_at(text: str, start: int, settled: bool) -> tuple[str, int] | None:
+    """The box whose command ends at ``start``: (its content, where the box ends); None when it
+    is left unclosed (an answer cut off inside it), and with ``settled`` also for a bare box
+    ending the text (``\\boxed 1`` may still grow to ``\\boxed 12``)."""
+    if start < len(text) and text[start] == "{":
+        depth = 0
+        for i in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                return text[start + 1 : i].strip(), i + 1
+        return None
+    m = re.match(r"[^\s$]+", text[start:])  # "\boxed 5$" (no braces)
+    if m is None or (settled and start + m.end() == len(text)):
+        return None
+    return m.group(0), start + m.end()
+
+
+def _boxes(text: str, settled: bool = False) -> list[tuple[str, int]]:
+    """Every box of ``text`` that ``_box_at`` reads, in order."""
+    return [b for m in _BOX.finditer(text) if (b := _box_at(text, m.end(), settled)) is not None]
+
+
 def last_boxed(text: str) -> str:
     """Content of the last ``\\boxed{…}`` / ``\\fbox{…}`` in ``text`` ("" when there is none)."""
-    starts = [m.end() for m in _BOX.finditer(text)]
-    for start in reversed(starts):
-        if start < len(text) and text[start] == "{":
-            depth = 0
-            for i in range(start, len(text)):
-                depth += {"{": 1, "}": -1}.get(text[i], 0)
-                if depth == 0:
-                    return text[start + 1 : i].strip()
-            continue  # unclosed: try an earlier box
-        m = re.match(r"[^\s$]+", text[start:])  # "\boxed 5$" (no braces)
-        if m:
-            return m.group(0)
-    return ""
+    boxes = _boxes(text)
+    return boxes[-1][0] if boxes else ""
+
+
+def first_box_end(text: str) -> int | None:
+    """Where the first box of ``text`` ends, once nothing written after can change it (None:
+    no box yet, or the first still open: a box nested in it must not settle the answer)."""
+    m = _BOX.search(text)
+    box = _box_at(text, m.end(), settled=True) if m else None
+    return box[1] if box else None
 
 
 @extractor("boxed")
@@ -142,3 +176,14 @@ def _boxed(text: str, pattern: str | None) -> str:
     ``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``); also ``\\boxed 5`` (one token, no braces);
     a box left unclosed (cut-off output) is skipped for the one before; none gives ""."""
     return last_boxed(text)
+
+
+@extractor("first_boxed", ends=first_box_end)
+def _first_boxed(text: str, pattern: str | None) -> str:
+    """The content of the first closed ``\\boxed{...}`` or ``\\fbox{...}`` (as ``boxed``
+    reads a box): for few-shot worked solutions, whose exemplars box their answer once, at the
+    end. A completion model that goes on past its solution (a second attempt, a new "Human:"
+    turn, another problem) boxes other answers after it; the first is the one it gave. The
+    answer is settled once that box closes (``answer_end``); none gives ""."""
+    boxes = _boxes(text)
+    return boxes[0][0] if boxes else ""

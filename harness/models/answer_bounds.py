@@ -1,22 +1,31 @@
 """What a backend's answer may hold, whatever the backend: a generation is text of at most
-``answer_chars(max_tokens)`` characters.
+``answer_chars(max_tokens)`` characters, and it ends where its answer is settled.
 
 A server that ignores ``max_tokens`` (or a plugin backend with a bug) could otherwise put
 megabytes per prompt into the samples file and the response cache. ``BoundedLM`` sits between
 the backend and the response cache: an answer over its bound is cut to it, with one warning per
 run; an answer that is not text at all is one error line. The ``openai:`` backend also refuses,
 unread, an HTTP answer larger than ``answer_bytes(max_tokens)`` (``models/openai/http``).
+
+A request with ``until`` (the task's extractor settles its answer at a point of the text,
+``answers.extract.answer_end``: MATH's first closed ``\boxed{}``) gets its answer cut there,
+whether the backend stopped there itself (``llamacpp:``) or wrote on to its budget (a server,
+``vllm:``, ``hf:``): every backend's answer, and so its score and its cached text, is the same,
+and such an answer is not cut by its budget (its token count, unknown past the cut, is
+``UNKNOWN_TOKENS`` when it had reached the budget).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.answers.extract import answer_end
 from harness.errors import HarnessError
 from harness.lm import LM, OnDone, WrapperLM
 from harness.models.cache import call_inner
 from harness.models.cache_store import warn
 from harness.requests import (
+    UNKNOWN_TOKENS,
     GenerateRequest,
     GenerateResponse,
     LoglikelihoodRequest,
@@ -57,6 +66,10 @@ class BoundedLM(WrapperLM):
             text = getattr(res, "text", res)
             raise HarnessError(f"{label}: the backend answered a generation with "
                                f"{type(text).__name__} {str(text)[:60]!r}, not text")
+        end = answer_end(res.text, r.until) if r.until else None
+        if end is not None:  # settled: what follows cannot change the answer, nor a budget cut
+            res = GenerateResponse(res.text[:end], res.n_tokens if res.n_tokens < r.max_tokens
+                                   else UNKNOWN_TOKENS)
         limit = answer_chars(r.max_tokens)
         if len(res.text) <= limit:
             return res

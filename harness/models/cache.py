@@ -79,6 +79,8 @@ def legacy_model_key(identity: ModelIdentity) -> str | None:
 
 def _request_json(method: str, req: object, occurrence: int) -> str:
     body: dict[str, Any] = {"method": method, **dataclasses.asdict(req)}  # type: ignore[call-overload]
+    if body.get("until") == "":  # no answer end: the key of a request from before the field
+        del body["until"]
     if occurrence:
         body["occurrence"] = occurrence
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.answers.budget import stopped_on_budget
-from harness.answers.extract import extract
+from harness.answers.extract import extract, get_extractor
 from harness.answers.metrics import checked_metric
 from harness.lm import LM
 from harness.outputs.base import Oracle, OutputType
@@ -39,10 +39,13 @@ class Generate(OutputType[GenerateOutput]):
 
     def answer_request(self, spec: TaskSpec, prompt: str, max_tokens: int | None = None
                        ) -> GenerateRequest:
-        """The request for one answer: the task's stop strings, and ``max_tokens`` (the item's
-        answer budget, ``answers/budget``; None: the task's own ``max_tokens``)."""
+        """The request for one answer: the task's stop strings, ``max_tokens`` (the item's
+        answer budget, ``answers/budget``; None: the task's own ``max_tokens``), and ``until``
+        where the task's extractor says when its answer is settled."""
         out = self.settings(spec)
-        return GenerateRequest(prompt, max_tokens or out.max_tokens, tuple(out.stop))
+        kind = spec.scoring.extract.kind
+        return GenerateRequest(prompt, max_tokens or out.max_tokens, tuple(out.stop),
+                               until=kind if get_extractor(kind).ends else "")
 
     def score_answer(self, spec: TaskSpec, p: Prepared, text: str,
                      *calls: ModelCall) -> SampleRecord:

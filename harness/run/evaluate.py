@@ -36,7 +36,7 @@ from harness.run.public import (
     public_run,
     public_text,
 )
-from harness.run.replay import ReplayLM, ReplayTable
+from harness.run.replay import ReplayLM, ReplayTable, answers_hash
 from harness.run.results import (
     SCHEMA_VERSION,
     CacheReport,
@@ -47,7 +47,6 @@ from harness.run.results import (
     environment,
     harness_info,
     samples_path,
-    spec_hash,
     write_results,
 )
 from harness.run.rundir import OutputError, abandon, claim, finish
@@ -245,7 +244,7 @@ def _evaluate(cfg: RunConfig, model: LM | None, specs: list[tuple[TaskRef, TaskS
         front: LM = cached or bounded
         if cfg.replay:  # answers earlier runs of this model hold (never cached here)
             table = ReplayTable.load(cfg.replay, identity,
-                                     {ref.address: spec_hash(spec) for ref, spec in specs})
+                                     {ref.address: answers_hash(spec) for ref, spec in specs})
             front = replay = ReplayLM(front, table)
         front = ProgressLM(front, reporter) if reporter else front
         if on_progress:  # the run's prompt count before the first model call

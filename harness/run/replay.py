@@ -10,9 +10,10 @@ What is replayed, and only then:
 
 - the source run's model is the same model: backend, weights sha256, dtype, revision and the
   backend arguments that change answers (``models.cache.OPERATIONAL_ARGS`` aside) all agree;
-- the task's spec is the same (``spec_sha256``) and the source ran the ``direct`` strategy (one
-  call per sample, whose request the spec fixes: ``stop`` for generation, the choice prefix for
-  multiple choice);
+- the task's spec is the same, less what cannot change an answer (``answers_hash``: how answers
+  are scored, and the answer budget, matched answer by answer below), and the source ran the
+  ``direct`` strategy (one call per sample, whose request the spec fixes: ``stop`` for
+  generation, the choice prefix for multiple choice);
 - a generated answer is replayed for the same prompt and stop strings under the budget it was
   asked with, or under a larger one where it ended before its budget: greedy decoding writes
   the same tokens whatever room is left, so an answer that stopped by itself is the answer a
@@ -21,7 +22,10 @@ What is replayed, and only then:
   only replayed under that budget, and replayed as cut. A source run older than recorded
   budgets names neither budget nor cut: its budget is the spec's ``max_tokens``, and the model's
   token counter judges the cut (``slack``; without a counter such an answer replays only under
-  that budget, as not cut, as before);
+  that budget, as not cut, as before). A request whose answer is settled at a point of its
+  text (``GenerateRequest.until``: MATH's first closed ``\\boxed{}``) takes a held answer that
+  settles, cut there as every backend's is (``models/answer_bounds``), and not cut, where it
+  settled inside the request's budget: asked with no larger one, or counted in its tokens;
 - the samples file matches its recorded sha256 (a changed file is refused, as rescoring does).
 
 A replayed answer keeps the text or log-likelihood the model gave; the token counts the samples
@@ -38,10 +42,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+from harness.answers.extract import answer_end
 from harness.errors import HarnessError
 from harness.lm import LM, ModelIdentity, OnDone, WrapperLM
 from harness.models.cache import OPERATIONAL_ARGS
 from harness.requests import (
+    UNKNOWN_TOKENS,
     GenerateRequest,
     GenerateResponse,
     LoglikelihoodRequest,
@@ -51,7 +57,6 @@ from harness.requests import (
 from harness.run.rescore import task_records
 from harness.spec.task import GenerateOutput, MultipleChoiceOutput, TaskSpec
 
-UNKNOWN_TOKENS = -1  # token counts of a replayed answer: not in the samples files
 SLACK = 16  # an answer of a run that recorded no budget, counted again in the model's tokens,
 # within a SLACK-th of its budget (at least a token) of it may have stopped on it: taken as cut
 
@@ -93,6 +98,27 @@ class Held(NamedTuple):
     cut: bool | None  # whether it stopped on that budget (None: the run recorded no budget)
 
 
+def answers_hash(spec: TaskSpec) -> str:
+    """sha256 of what in a resolved spec can change the answers to its requests: all of it but
+    ``scoring`` (how an answer is read and scored, not what it is) and the generation budget
+    (``max_tokens``, ``budget_margin``: each held answer is matched to its request's budget)."""
+    data = spec.model_dump(mode="json")
+    data.pop("scoring", None)
+    data.pop("horizon", None)
+    for key in ("max_tokens", "budget_margin"):
+        data["output"].pop(key, None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+                          ).hexdigest()
+
+
+def _spec(task: dict[str, Any]) -> TaskSpec | None:
+    """A source task's resolved spec; None where this version no longer reads it."""
+    try:
+        return TaskSpec.model_validate(task.get("spec"))
+    except ValueError:
+        return None
+
+
 class ReplayTable:
     """Every answer the source runs hold, keyed by the request (generation: by prompt and stop
     strings, each budget it was asked with its own answer)."""
@@ -123,9 +149,10 @@ class ReplayTable:
                 raise HarnessError(f"--replay {run}: only runs of the direct strategy replay")
             table.sources.append(hashlib.sha256(raw).hexdigest())
             for task in data.get("tasks") or []:
-                if specs.get(str(task.get("task"))) != task.get("spec_sha256"):
+                wanted = specs.get(str(task.get("task")))
+                spec = _spec(task) if wanted else None
+                if spec is None or answers_hash(spec) != wanted:
                     continue
-                spec = TaskSpec.model_validate(task["spec"])
                 table._add(spec, task_records(run, task))
         return table
 
@@ -162,10 +189,23 @@ class ReplayLM(WrapperLM):
         n = self.inner.count_tokens(h.text) if h.text else 0
         return None if n is None else n >= h.budget - slack(h.budget)
 
+    def _settled_within(self, h: Held, end: int, budget: int) -> bool:
+        """Whether ``h``'s answer, settled at ``end``, was written within ``budget`` tokens:
+        ``h`` was asked with no more, or the model's token counter says its text to ``end``
+        fits."""
+        if h.budget <= budget:
+            return True
+        n = self.inner.count_tokens(h.text[:end])
+        return n is not None and n <= budget - slack(budget)
+
     def _held(self, r: GenerateRequest) -> GenerateResponse | None:
         """The held answer to ``r``: one asked with its budget, else one that ended before a
         smaller budget (see module)."""
         held = self.table.generate.get((r.prompt, tuple(r.stop)), [])
+        for h in held if r.until else ():
+            end = answer_end(h.text, r.until)
+            if end is not None and self._settled_within(h, end, r.max_tokens):
+                return GenerateResponse(h.text[:end], UNKNOWN_TOKENS)
         for h in held:
             if h.budget == r.max_tokens:
                 cut = self._cut(h)  # an answer cut by its budget is replayed as cut

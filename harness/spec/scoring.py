@@ -18,7 +18,8 @@ class ExtractSpec(_Spec):
     kind: str = Field(
         "strip",
         description="registered extractor: strip (whitespace), first_line, regex (`pattern`), "
-                    "last_number, boxed (\\boxed{}); see `harness extractors list`"
+                    "last_number, boxed (the last \\boxed{}), first_boxed (the first, settled once "
+                    "closed); see `harness extractors list`"
     )
     pattern: str | None = Field(
         None, description="regex for kind=regex (first group, else whole match)"

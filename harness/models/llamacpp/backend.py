@@ -6,8 +6,8 @@ tokenizer, so ``hf:`` and ``llamacpp:`` feed the model the same tokens. Which fi
 at which weight type: :mod:`harness.models.llamacpp.weights`.
 
 - generation: greedy (argmax of the logits; temperature > 0 samples from them with a seed
-  derived from the prompt), each row stopped on its own at eos, its token limit or a stop
-  string in its decoded tail;
+  derived from the prompt), each row stopped on its own at eos, its token limit, a stop
+  string in its decoded tail or where its answer is settled (``GenerateRequest.until``);
 - loglikelihood: the sum of the log-probabilities (float64 log-softmax of llama.cpp's logits)
   of the tokens that carry continuation characters, as in ``hf:``; ``is_greedy`` when each is
   its position's argmax;
@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from harness.answers.extract import answer_end
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.lm import LM, ModelIdentity, OnDone
 from harness.models.gguf import quiet_progress
@@ -253,9 +254,18 @@ class _Generation:
         self.tokens.append(tok)
         if len(self.tokens) >= self.req.max_tokens or (
             self.stops and any(s in self.decode(self.tokens[-self.window:]) for s in self.stops)
-        ):
+        ) or self._settled():
             return []
         return [tok]
+
+    def _settled(self) -> bool:
+        """Whether the request's answer is settled (``GenerateRequest.until``): looked for only
+        where the newest tokens could have ended it (a closing brace or dollar), so the whole
+        text is decoded rarely; one missed here is cut to its end by ``BoundedLM`` all the
+        same."""
+        if not self.req.until or not any(c in self.decode(self.tokens[-2:]) for c in "}$"):
+            return False
+        return answer_end(self.decode(self.tokens), self.req.until) is not None
 
 
 def _scoring_job(key: int, rows: list[Row], owners: list[int]) -> Job:

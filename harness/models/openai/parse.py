@@ -20,6 +20,7 @@ from harness.errors import HarnessError, did_you_mean
 from harness.models.answer_bounds import answer_bytes
 from harness.models.openai.http import BadResponse
 from harness.models.support import bad_arg
+from harness.requests import UNKNOWN_TOKENS
 
 ACCEPTED_ARGS: tuple[str, ...] = (
     "base_url", "api_key_env", "api", "max_concurrency", "timeout", "max_retries", "backoff",
@@ -146,7 +147,6 @@ def first_choice(data: Any) -> dict[str, Any]:
     return obj(choices[0], "choices[0] is not an object")
 
 
-UNKNOWN_TOKENS = -1  # a server that reports no usage: the answer's length is unknown
 AT_LENGTH = -2  # ... but says it stopped on the length limit (finish_reason "length")
 
 
