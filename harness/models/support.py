@@ -3,7 +3,7 @@ line, and cutting generated text at its stop strings. Imports nothing heavy."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from harness.errors import HarnessError
 
@@ -28,6 +28,18 @@ def first_line(e: BaseException) -> str:
     """``Type: first line of the message`` (just ``Type`` for an empty message)."""
     lines = str(e).strip().splitlines()
     return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+
+
+def settled(tokens: list[int], until: str, decode: Callable[[list[int]], str]) -> bool:
+    """Whether the answer a row's ``tokens`` hold is settled (``GenerateRequest.until``; ""
+    never is): looked for only where the newest tokens could have closed it (a brace or a
+    dollar), so the whole text is decoded rarely; a point missed here is cut to by
+    ``BoundedLM`` all the same."""
+    if not until or not any(c in decode(tokens[-2:]) for c in "}$"):
+        return False
+    from harness.answers.extract import answer_end  # the extractors load on first use
+
+    return answer_end(decode(tokens), until) is not None
 
 
 def trim_at_stop(text: str, stops: Sequence[str]) -> str:

@@ -173,7 +173,7 @@ class HFModel(BatchingMixin, LocalLM):
         limits = [r.max_tokens for r in reqs]
         if temp == 0 and self._fast:
             rows = greedy(self._model, prompts, limits, stops, self._eos, self._pad, self._decode,
-                          self._keep_arg, self._prefix)
+                          self._keep_arg, self._prefix, [r.until for r in reqs])
         else:
             rows = sample(self._model, prompts, limits, stops, self._eos, self._pad, self._decode,
                           temp)

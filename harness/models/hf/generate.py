@@ -3,11 +3,12 @@
 - ``greedy``: a plain decoding loop (temperature 0): prefill with only the last logits kept
   (a prefix every prompt of the batch shares is fed once, see ``hf.prefix``),
   then one token per step from the KV cache, argmax, no logits processors. Each row stops on
-  its own (eos, its own token limit, or one of its stop strings in the decoded tail), and rows
+  its own (eos, its own token limit, one of its stop strings in the decoded tail, or where its
+  answer is settled: ``GenerateRequest.until``, ``models.support.settled``), and rows
   that are done leave the batch (the cache is compacted once enough of them are done, down to
   ``COMPACT_FLOOR`` rows), so a batch costs what its live rows need.
 - ``sample``: ``model.generate`` with every decoding knob explicit (temperature > 0), stopping
-  each row with ``RowStopper``.
+  each row with ``RowStopper`` (not where its answer settles: ``BoundedLM`` cuts it there).
 
 Both return, per row, the generated token ids up to (not including) eos, cut at the row's limit
 and at the step where a stop string appeared; the caller decodes and trims at the stop string.
@@ -24,6 +25,7 @@ from transformers import StoppingCriteriaList
 
 from harness.models.hf.prefix import SharedPrefix, prefixed_mask
 from harness.models.hf.support import RowStopper
+from harness.models.support import settled
 
 _hf: Any = transformers
 COMPACT_FRACTION = 0.25  # drop finished rows once this share of the batch is done
@@ -51,7 +53,8 @@ def _window(stops: list[str]) -> int:
 @torch.inference_mode()
 def greedy(model: Any, prompts: list[list[int]], limits: list[int], stops: list[list[str]],
            eos: set[int], pad: int, decode: Callable[[list[int]], str],
-           keep_arg: bool, prefix: SharedPrefix | None = None) -> list[list[int]]:
+           keep_arg: bool, prefix: SharedPrefix | None = None,
+           untils: list[str] | None = None) -> list[list[int]]:
     """Greedy continuation of every prompt (see the module docstring)."""
     device = model.device
     # a prefix every prompt shares runs once; each row keeps at least one token of its own
@@ -80,7 +83,7 @@ def greedy(model: Any, prompts: list[list[int]], limits: list[int], stops: list[
             out[k].append(tok)
             if len(out[k]) >= limits[k] or (
                 stops[k] and any(s in decode(out[k][-windows[k] :]) for s in stops[k])
-            ):
+            ) or (untils is not None and settled(out[k], untils[k], decode)):
                 done[b] = True
         alive = [b for b, d in enumerate(done) if not d]
         if not alive:

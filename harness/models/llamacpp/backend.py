@@ -33,14 +33,13 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
-from harness.answers.extract import answer_end
 from harness.errors import HarnessError, ModelLoadError, did_you_mean
 from harness.lm import LM, ModelIdentity, OnDone
 from harness.models.gguf import quiet_progress
 from harness.models.llamacpp.engine import Engine, Entry, Job, log_softmax_rows
 from harness.models.llamacpp.weights import CONVERTED, import_llama_cpp, resolve
 from harness.models.local import LocalLM, Row
-from harness.models.support import bad_arg, first_line, parse_bool, trim_at_stop
+from harness.models.support import bad_arg, first_line, parse_bool, settled, trim_at_stop
 from harness.requests import (
     GenerateRequest,
     GenerateResponse,
@@ -254,18 +253,9 @@ class _Generation:
         self.tokens.append(tok)
         if len(self.tokens) >= self.req.max_tokens or (
             self.stops and any(s in self.decode(self.tokens[-self.window:]) for s in self.stops)
-        ) or self._settled():
+        ) or settled(self.tokens, self.req.until, self.decode):
             return []
         return [tok]
-
-    def _settled(self) -> bool:
-        """Whether the request's answer is settled (``GenerateRequest.until``): looked for only
-        where the newest tokens could have ended it (a closing brace or dollar), so the whole
-        text is decoded rarely; one missed here is cut to its end by ``BoundedLM`` all the
-        same."""
-        if not self.req.until or not any(c in self.decode(self.tokens[-2:]) for c in "}$"):
-            return False
-        return answer_end(self.decode(self.tokens), self.req.until) is not None
 
 
 def _scoring_job(key: int, rows: list[Row], owners: list[int]) -> Job:
