@@ -34,6 +34,7 @@ class Extractor:
     fn: ExtractFn  # (raw output, scoring.extract.pattern) -> the answer ("" when none)
     needs_pattern: bool = False  # scoring.extract.pattern is required (checked at task load)
     ends: EndFn | None = None  # where the answer is settled: text past it cannot change it
+    reference: ExtractFn | None = None  # how a reference target is read, where not as an answer
 
 
 def _from_object(name: str, obj: object) -> Extractor:
@@ -65,6 +66,14 @@ def extract(text: str, spec: ExtractSpec) -> str:
                            f"{shown} ({type(answer).__name__}), not text: an extractor returns "
                            'the answer as a string ("" when there is none)')
     return answer
+
+
+def extract_reference(target: str, spec: ExtractSpec) -> str:
+    """The answer a reference target states, as the metric compares it: ``extract`` of it, or
+    the extractor's own ``reference`` reading (``first_boxed``: a worked reference solution
+    states its final answer in its last box, having boxed others on the way)."""
+    reads = get_extractor(spec.kind).reference
+    return extract(target, spec) if reads is None else reads(target, spec.pattern)
 
 
 def answer_end(text: str, kind: str) -> int | None:
@@ -178,12 +187,14 @@ def _boxed(text: str, pattern: str | None) -> str:
     return last_boxed(text)
 
 
-@extractor("first_boxed", ends=first_box_end)
+@extractor("first_boxed", ends=first_box_end, reference=_boxed)
 def _first_boxed(text: str, pattern: str | None) -> str:
     """The content of the first closed ``\\boxed{...}`` or ``\\fbox{...}`` (as ``boxed``
     reads a box): for few-shot worked solutions, whose exemplars box their answer once, at the
     end. A completion model that goes on past its solution (a second attempt, a new "Human:"
     turn, another problem) boxes other answers after it; the first is the one it gave. The
-    answer is settled once that box closes (``answer_end``); none gives ""."""
+    answer is settled once that box closes (``answer_end``); none gives "". A reference
+    solution is read by its last box (``extract_reference``): some of MATH's box an
+    alternative or an intermediate answer before their final one."""
     boxes = _boxes(text)
     return boxes[0][0] if boxes else ""

@@ -56,7 +56,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness.answers.budget import looped, lost_to_budget, lost_to_context
-from harness.answers.extract import extract as extract_answer
+from harness.answers.extract import extract_reference
 from harness.scoring.records import SampleRecord
 from harness.spec.scoring import ExtractSpec
 
@@ -123,7 +123,7 @@ def candidate_answer(target: str, extract: ExtractSpec | None = None) -> str:
     (MATH: its last ``\\boxed{}``), the target itself where that is nothing."""
     if extract is None:
         return target
-    found = extract_answer(target, extract)
+    found = extract_reference(target, extract)
     return found if found.strip() else target
 
 

@@ -164,3 +164,19 @@ def test_a_run_scored_another_way_still_replays(tmp_path: Path) -> None:
     assert answers_hash(other) == answers_hash(spec)
     stops = spec.output.model_copy(update={"stop": ["Problem:", "Human:"]})
     assert answers_hash(spec.model_copy(update={"output": stops})) != answers_hash(spec)
+
+
+def test_a_reference_solution_is_read_by_its_last_box(shared_data: Path) -> None:
+    """A model's answer is its first box, but a reference solution states its answer last:
+    MATH's test solutions that box another answer first keep their final one as the baseline's
+    candidate, the answer the metric compares."""
+    from harness.answers.extract import extract_reference
+    from harness.answers.metrics import math_equiv_metric
+    from harness.scoring.baselines import candidate_answer
+
+    solutions = [json.loads(line)["solution"] for line in
+                 (shared_data / "math" / "test.jsonl").read_text(encoding="utf-8").splitlines()]
+    early = [s for s in solutions if not math_equiv_metric(extract(s, FIRST), last_boxed(s))]
+    assert early  # the data does box other answers first
+    for s in solutions:
+        assert extract_reference(s, FIRST) == candidate_answer(s, FIRST) == last_boxed(s)
