@@ -190,7 +190,7 @@ def _boxed(text: str, pattern: str | None) -> str:
 @extractor("first_boxed", ends=first_box_end, reference=_boxed)
 def _first_boxed(text: str, pattern: str | None) -> str:
     """The content of the first closed ``\\boxed{...}`` or ``\\fbox{...}`` (as ``boxed``
-    reads a box): for few-shot worked solutions, whose exemplars box their answer once, at the
+    reads a box): for few-shot worked solutions, whose exemplars box their final answer at the
     end. A completion model that goes on past its solution (a second attempt, a new "Human:"
     turn, another problem) boxes other answers after it; the first is the one it gave. The
     answer is settled once that box closes (``answer_end``); none gives "". A reference

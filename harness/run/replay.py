@@ -25,7 +25,9 @@ What is replayed, and only then:
   that budget, as not cut, as before). A request whose answer is settled at a point of its
   text (``GenerateRequest.until``: MATH's first closed ``\\boxed{}``) takes a held answer that
   settles, cut there as every backend's is (``models/answer_bounds``), and not cut, where it
-  settled inside the request's budget: asked with no larger one, or counted in its tokens;
+  settled inside the request's budget: asked with no larger one, or counted in its tokens. An
+  answer its source cut where it settled replays only for requests that end at the same point
+  (a task scored by the last box must not get the text cut at the first);
 - the samples file matches its recorded sha256 (a changed file is refused, as rescoring does).
 
 A replayed answer keeps the text or log-likelihood the model gave; the token counts the samples
@@ -42,7 +44,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from harness.answers.extract import answer_end
+from harness.answers.extract import answer_end, get_extractor
 from harness.errors import HarnessError
 from harness.lm import LM, ModelIdentity, OnDone, WrapperLM
 from harness.models.cache import OPERATIONAL_ARGS
@@ -96,6 +98,7 @@ class Held(NamedTuple):
     budget: int  # the answer budget it was asked with
     text: str  # what the model wrote
     cut: bool | None  # whether it stopped on that budget (None: the run recorded no budget)
+    until: str = ""  # the source's answer end (GenerateRequest.until): its text stops there
 
 
 def answers_hash(spec: TaskSpec) -> str:
@@ -158,14 +161,19 @@ class ReplayTable:
 
     def _add(self, spec: TaskSpec, records: Sequence[Any]) -> None:
         out = spec.output
+        kind = spec.scoring.extract.kind
+        try:
+            until = kind if get_extractor(kind).ends else ""
+        except HarnessError:  # an extractor not installed here: where it cut is unknown
+            return
         for r in records:
             if len(r.calls) != 1:
                 continue
             call = r.calls[0]
             if isinstance(out, GenerateOutput) and call.output is not None:
                 # a run older than recorded budgets asked with the spec's; its cut is unknown
-                held = (Held(out.max_tokens, call.output, None) if call.max_tokens is None
-                        else Held(call.max_tokens, call.output, call.cut))
+                held = (Held(out.max_tokens, call.output, None, until) if call.max_tokens is None
+                        else Held(call.max_tokens, call.output, call.cut, until))
                 self.generate.setdefault((r.prompt, tuple(out.stop)), []).append(held)
             elif isinstance(out, MultipleChoiceOutput) and r.choice_logprobs is not None:
                 for c, lp in zip(r.choices or [], r.choice_logprobs, strict=True):
@@ -201,7 +209,9 @@ class ReplayLM(WrapperLM):
     def _held(self, r: GenerateRequest) -> GenerateResponse | None:
         """The held answer to ``r``: one asked with its budget, else one that ended before a
         smaller budget (see module)."""
-        held = self.table.generate.get((r.prompt, tuple(r.stop)), [])
+        # an answer its source cut where it settled answers only requests that end there too
+        held = [h for h in self.table.generate.get((r.prompt, tuple(r.stop)), [])
+                if h.until in ("", r.until)]
         for h in held if r.until else ():
             end = answer_end(h.text, r.until)
             if end is not None and self._settled_within(h, end, r.max_tokens):

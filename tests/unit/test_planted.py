@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.answers.extract import answer_end
+from harness.answers.extract import answer_end, last_boxed
 from harness.errors import HarnessError
 from harness.models.backends import load_model, split_spec
 from harness.models.planted import answers
@@ -137,8 +137,10 @@ def test_math_runs_score_as_planted(tmp_path: Path, shared_data: Path) -> None:
     rows = [json.loads(x) for x in (tmp_path / res.tasks[0].samples_file).read_text()
             .splitlines()]
     assert all("\\boxed" in r["output"] and r["extracted"] for r in rows)
-    # a right answer is the worked solution, up to where its answer is settled (its first box)
+    # a right answer is the worked solution, up to where its answer is settled (its first
+    # box), or the answer boxed alone where the solution boxes another answer first
     assert all(r["output"] == r["target"][:answer_end(r["target"], "first_boxed")]
+               or r["output"].strip() == f"\\boxed{{{last_boxed(r['target'])}}}"
                for r in rows if r["score"] == 1)
 
 

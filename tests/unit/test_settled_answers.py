@@ -149,6 +149,22 @@ def test_replay_cuts_a_held_answer_where_it_settled(counts: bool) -> None:
     assert ask("r", 40).n_tokens == 40  # under its own budget: replayed as cut
 
 
+def test_an_answer_cut_where_it_settled_replays_only_where_it_ends_there() -> None:
+    """A run scored by the first box holds its answers cut there: a request scored by the last
+    box (no ``until``) must not get that text back as if the model had stopped there."""
+    from harness.run.replay import Held, ReplayLM, ReplayTable
+    from tests.unit.test_replay import Counted
+
+    table = ReplayTable()
+    table.generate[("p", ("Problem:",))] = [Held(256, "x = \\boxed{3}", False, "first_boxed")]
+    inner = Counted(True)
+    lm = ReplayLM(inner, table)
+    [whole] = lm.generate([GenerateRequest("p", 512, ("Problem:",))])
+    [first] = lm.generate([GenerateRequest("p", 512, ("Problem:",), until="first_boxed")])
+    assert whole.text == "never asked" and inner.asked == 1
+    assert first == GenerateResponse("x = \\boxed{3}", UNKNOWN_TOKENS)
+
+
 def test_a_run_scored_another_way_still_replays(tmp_path: Path) -> None:
     """``answers_hash``: how a task's answers are scored and its budget do not change them, so
     a source run of a spec that differs only there replays; a changed stop string does not."""
