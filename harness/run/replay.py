@@ -10,8 +10,9 @@ What is replayed, and only then:
 
 - the source run's model is the same model: backend, weights sha256, dtype, revision and the
   backend arguments that change answers (``models.cache.OPERATIONAL_ARGS`` aside) all agree;
-- the task's spec is the same, less what cannot change an answer (``answers_hash``: how answers
-  are scored, and the answer budget, matched answer by answer below), and the source ran the
+- the task's spec is the same, less what cannot change an answer (``answers_hash``: its
+  description, how answers are scored, and the answer budget, matched answer by answer
+  below), and the source ran the
   ``direct`` strategy (one call per sample, whose request the spec fixes: ``stop`` for
   generation, the choice prefix for multiple choice);
 - a generated answer is replayed for the same prompt and stop strings under the budget it was
@@ -101,13 +102,20 @@ class Held(NamedTuple):
     until: str = ""  # the source's answer end (GenerateRequest.until): its text stops there
 
 
+# what a spec says that cannot change an answer: its words about the task, how answers are read
+# and scored and what is computed from the scores (a held answer is matched to its request's
+# answer end, ``Held.until``)
+NOT_ASKED = ("suites", "description", "citations", "card", "scoring", "gaps", "analyses",
+             "horizon")
+
+
 def answers_hash(spec: TaskSpec) -> str:
     """sha256 of what in a resolved spec can change the answers to its requests: all of it but
-    ``scoring`` (how an answer is read and scored, not what it is) and the generation budget
-    (``max_tokens``, ``budget_margin``: each held answer is matched to its request's budget)."""
+    ``NOT_ASKED`` and the generation budget (``max_tokens``, ``budget_margin``: each held
+    answer is matched to its request's budget)."""
     data = spec.model_dump(mode="json")
-    data.pop("scoring", None)
-    data.pop("horizon", None)
+    for key in NOT_ASKED:
+        data.pop(key, None)
     for key in ("max_tokens", "budget_margin"):
         data["output"].pop(key, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()

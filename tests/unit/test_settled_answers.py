@@ -166,8 +166,9 @@ def test_an_answer_cut_where_it_settled_replays_only_where_it_ends_there() -> No
 
 
 def test_a_run_scored_another_way_still_replays(tmp_path: Path) -> None:
-    """``answers_hash``: how a task's answers are scored and its budget do not change them, so
-    a source run of a spec that differs only there replays; a changed stop string does not."""
+    """``answers_hash``: how a task is described, how its answers are scored and its budget do
+    not change them, so a source run of a spec that differs only there replays; a changed stop
+    string does not."""
     from harness.run.replay import answers_hash
     from harness.tasks.index import TaskIndex
 
@@ -175,6 +176,7 @@ def test_a_run_scored_another_way_still_replays(tmp_path: Path) -> None:
     [ref] = index.resolve(["easy2hard/math"])
     spec = index.spec(ref)
     other = spec.model_copy(update={
+        "description": "reworded", "citations": [],
         "scoring": spec.scoring.model_copy(update={"extract": ExtractSpec(kind="boxed")}),
         "output": spec.output.model_copy(update={"max_tokens": 128})})
     assert answers_hash(other) == answers_hash(spec)
