@@ -9,10 +9,10 @@ unread, an HTTP answer larger than ``answer_bytes(max_tokens)`` (``models/openai
 
 A request with ``until`` (the task's extractor settles its answer at a point of the text,
 ``answers.extract.answer_end``: MATH's first closed ``\boxed{}``) gets its answer cut there,
-whether the backend stopped there itself (``llamacpp:``) or wrote on to its budget (a server,
-``vllm:``, ``hf:``): every backend's answer, and so its score and its cached text, is the same,
-and such an answer is not cut by its budget (its token count, unknown past the cut, is
-``UNKNOWN_TOKENS`` when it had reached the budget).
+whether the backend stopped there itself (``llamacpp:``, ``hf:`` greedy) or wrote on to its
+budget (a server, ``vllm:``, ``hf:`` sampling): every backend's answer, and so its score
+and its cached text, is the same, and such an answer is not cut by its budget (its token
+count, unknown past the cut, is ``UNKNOWN_TOKENS`` when it had reached the budget).
 """
 
 from __future__ import annotations

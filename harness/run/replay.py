@@ -12,9 +12,8 @@ What is replayed, and only then:
   backend arguments that change answers (``models.cache.OPERATIONAL_ARGS`` aside) all agree;
 - the task's spec is the same, less what cannot change an answer (``answers_hash``: its
   description, how answers are scored, and the answer budget, matched answer by answer
-  below), and the source ran the
-  ``direct`` strategy (one call per sample, whose request the spec fixes: ``stop`` for
-  generation, the choice prefix for multiple choice);
+  below), and the source ran the ``direct`` strategy (one call per sample, whose request the
+  spec fixes: ``stop`` for generation, the choice prefix for multiple choice);
 - a generated answer is replayed for the same prompt and stop strings under the budget it was
   asked with, or under a larger one where it ended before its budget: greedy decoding writes
   the same tokens whatever room is left, so an answer that stopped by itself is the answer a
@@ -58,6 +57,7 @@ from harness.requests import (
     RollingRequest,
 )
 from harness.run.rescore import task_records
+from harness.run.results import spec_hash
 from harness.spec.task import GenerateOutput, MultipleChoiceOutput, TaskSpec
 
 SLACK = 16  # an answer of a run that recorded no budget, counted again in the model's tokens,
@@ -105,21 +105,14 @@ class Held(NamedTuple):
 # what a spec says that cannot change an answer: its words about the task, how answers are read
 # and scored and what is computed from the scores (a held answer is matched to its request's
 # answer end, ``Held.until``)
-NOT_ASKED = ("suites", "description", "citations", "card", "scoring", "gaps", "analyses",
-             "horizon")
+NOT_ASKED = ("suites", "description", "citations", "card", "scoring", "gaps", "analyses")
 
 
 def answers_hash(spec: TaskSpec) -> str:
-    """sha256 of what in a resolved spec can change the answers to its requests: all of it but
-    ``NOT_ASKED`` and the generation budget (``max_tokens``, ``budget_margin``: each held
-    answer is matched to its request's budget)."""
-    data = spec.model_dump(mode="json")
-    for key in NOT_ASKED:
-        data.pop(key, None)
-    for key in ("max_tokens", "budget_margin"):
-        data["output"].pop(key, None)
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
-                          ).hexdigest()
+    """``spec_hash`` of what in a resolved spec can change the answers to its requests: all of
+    it but ``NOT_ASKED`` and the generation budget (``max_tokens``, ``budget_margin``: each
+    held answer is matched to its request's budget)."""
+    return spec_hash(spec, NOT_ASKED, ("max_tokens", "budget_margin"))
 
 
 def _spec(task: dict[str, Any]) -> TaskSpec | None:

@@ -186,11 +186,16 @@ class Results(_Model):
         None, exclude_if=lambda v: v is None)
 
 
-def spec_hash(spec: TaskSpec) -> str:
+def spec_hash(spec: TaskSpec, without: tuple[str, ...] = (),
+              without_output: tuple[str, ...] = ()) -> str:
     """sha256 of the canonical JSON of a resolved spec; the ``horizon`` search range is left
-    out (it changes no fixed-bucket item or number; a horizon result records it itself)."""
+    out (it changes no fixed-bucket item or number; a horizon result records it itself), and
+    the keys ``without`` and ``without_output`` (of ``output``) name (``run.replay``)."""
     data = spec.model_dump(mode="json")
-    data.pop("horizon", None)
+    for key in ("horizon", *without):
+        data.pop(key, None)
+    for key in without_output:
+        data["output"].pop(key, None)
     canon = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
 
